@@ -1,0 +1,138 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+)
+
+// Remote drives a toxiproxy-server through its HTTP API. Proxies listen on the
+// server's host; callers dial that host.
+type Remote struct {
+	url    string
+	host   string
+	client *toxiclient.Client
+
+	mu      sync.Mutex
+	proxies map[string]*remoteProxy
+	closed  bool
+}
+
+// NewRemote connects to the toxiproxy-server API at rawURL
+// (e.g. "http://127.0.0.1:8474") and checks that it answers.
+func NewRemote(ctx context.Context, rawURL string) (*Remote, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("toxiproxy %q: want an http(s) URL such as http://127.0.0.1:8474", rawURL)
+	}
+	r := &Remote{
+		url:     strings.TrimRight(rawURL, "/"),
+		host:    u.Hostname(),
+		client:  toxiclient.NewClient(strings.TrimRight(rawURL, "/")),
+		proxies: make(map[string]*remoteProxy),
+	}
+	if _, err := r.client.Proxies(); err != nil {
+		return nil, fmt.Errorf("toxiproxy %s: %w", rawURL, err)
+	}
+	return r, nil
+}
+
+// String implements Backend.
+func (r *Remote) String() string { return "remote " + r.url }
+
+// NewProxy implements Backend. A proxy left over from an earlier run with the
+// same name is replaced.
+func (r *Remote) NewProxy(ctx context.Context, name, upstream string) (Proxy, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, ErrClosed
+	}
+	if old, err := r.client.Proxy(name); err == nil {
+		_ = old.Delete()
+	}
+	listen := "0.0.0.0:0"
+	if ip := net.ParseIP(r.host); (ip != nil && ip.IsLoopback()) || r.host == "localhost" {
+		listen = "127.0.0.1:0"
+	}
+	p, err := r.client.CreateProxy(name, listen, upstream)
+	if err != nil {
+		return nil, fmt.Errorf("toxiproxy %s: create proxy %q: %w", r.url, name, err)
+	}
+	_, port, err := net.SplitHostPort(p.Listen)
+	if err != nil {
+		_ = p.Delete()
+		return nil, fmt.Errorf("toxiproxy %s: proxy %q listens on %q: %w", r.url, name, p.Listen, err)
+	}
+	rp := &remoteProxy{backend: r, p: p, addr: net.JoinHostPort(r.host, port)}
+	r.proxies[name] = rp
+	return rp, nil
+}
+
+// Close implements Backend: it deletes every proxy this Remote created.
+func (r *Remote) Close(ctx context.Context) error {
+	r.mu.Lock()
+	ps := r.proxies
+	r.proxies = map[string]*remoteProxy{}
+	r.closed = true
+	r.mu.Unlock()
+	var first error
+	for _, p := range ps {
+		if err := p.p.Delete(); err != nil && first == nil {
+			first = fmt.Errorf("toxiproxy %s: delete proxy %q: %w", r.url, p.Name(), err)
+		}
+	}
+	return first
+}
+
+type remoteProxy struct {
+	backend *Remote
+	p       *toxiclient.Proxy
+	addr    string
+}
+
+func (p *remoteProxy) Name() string     { return p.p.Name }
+func (p *remoteProxy) Addr() string     { return p.addr }
+func (p *remoteProxy) Upstream() string { return p.p.Upstream }
+
+func (p *remoteProxy) AddToxic(ctx context.Context, t Toxic) error {
+	if _, err := p.p.AddToxic(t.Name, t.Type, string(t.Stream), 1, toxiclient.Attributes(t.Attributes)); err != nil {
+		return fmt.Errorf("proxy %s: add toxic %s: %w", p.Name(), t.Name, err)
+	}
+	return nil
+}
+
+func (p *remoteProxy) RemoveToxic(ctx context.Context, name string) error {
+	if err := p.p.RemoveToxic(name); err != nil {
+		return fmt.Errorf("proxy %s: remove toxic %s: %w", p.Name(), name, err)
+	}
+	return nil
+}
+
+func (p *remoteProxy) SetEnabled(ctx context.Context, enabled bool) error {
+	var err error
+	if enabled {
+		err = p.p.Enable()
+	} else {
+		err = p.p.Disable()
+	}
+	if err != nil {
+		return fmt.Errorf("proxy %s: set enabled=%v: %w", p.Name(), enabled, err)
+	}
+	return nil
+}
+
+func (p *remoteProxy) Close(ctx context.Context) error {
+	p.backend.mu.Lock()
+	delete(p.backend.proxies, p.Name())
+	p.backend.mu.Unlock()
+	if err := p.p.Delete(); err != nil {
+		return fmt.Errorf("proxy %s: delete: %w", p.Name(), err)
+	}
+	return nil
+}

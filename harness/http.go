@@ -1,0 +1,246 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// DefaultKeyHeader is the header that carries the idempotency key unless a
+// tool says otherwise (draft-ietf-httpapi-idempotency-key-header).
+const DefaultKeyHeader = "Idempotency-Key"
+
+// HTTPConfig describes an HTTP write tool.
+type HTTPConfig struct {
+	Name string
+	// URL is the tool's endpoint; the proxy fronts its host:port.
+	URL string
+	// Method defaults to POST.
+	Method string
+	// Headers are sent with every attempt; values are templates.
+	Headers map[string]string
+	// Body is the request body template.
+	Body string
+	// KeyHeader carries the key; nil means DefaultKeyHeader, a pointer to ""
+	// means the key travels only in the body through {{.Key}}.
+	KeyHeader *string
+	// KeyFormat spells the key (default uuid).
+	KeyFormat KeyFormat
+	// Timeout is the caller's deadline for one attempt (default 2s).
+	Timeout time.Duration
+	// ResultID is an optional JSON pointer into a 2xx body naming the
+	// result (e.g. "/id").
+	ResultID string
+	// Oracle counts the tool's effects.
+	Oracle Oracle
+}
+
+// HTTPTool is a write tool reached with one HTTP request per attempt. It
+// writes the request itself on the connection it is given: nothing can
+// re-send it behind the harness's back.
+type HTTPTool struct {
+	name      string
+	url       *url.URL
+	upstream  string
+	method    string
+	headers   map[string]*Template
+	body      *Template
+	keyHeader string
+	keyFormat KeyFormat
+	timeout   time.Duration
+	resultID  *Pointer
+	oracle    Oracle
+}
+
+// NewHTTPTool validates c and returns the tool.
+func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
+	if c.Name == "" {
+		return nil, fmt.Errorf("http tool: name is empty")
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("tool %s: url %q: want http://host:port/path", c.Name, c.URL)
+	}
+	t := &HTTPTool{
+		name: c.Name, url: u, upstream: hostPort(u), method: c.Method,
+		headers: map[string]*Template{}, keyHeader: DefaultKeyHeader,
+		keyFormat: c.KeyFormat, timeout: c.Timeout, oracle: c.Oracle,
+	}
+	if t.method == "" {
+		t.method = http.MethodPost
+	}
+	if c.KeyHeader != nil {
+		t.keyHeader = *c.KeyHeader
+	}
+	if t.keyFormat == "" {
+		t.keyFormat = KeyUUID
+	}
+	if t.timeout <= 0 {
+		t.timeout = 2 * time.Second
+	}
+	for k, v := range c.Headers {
+		tpl, err := ParseTemplate("header "+k, v)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: header %s: %w", c.Name, k, err)
+		}
+		t.headers[k] = tpl
+	}
+	if t.body, err = ParseTemplate("body", c.Body); err != nil {
+		return nil, fmt.Errorf("tool %s: body: %w", c.Name, err)
+	}
+	if c.ResultID != "" {
+		p, err := ParsePointer(c.ResultID)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: result_id: %w", c.Name, err)
+		}
+		t.resultID = &p
+	}
+	if t.oracle == nil {
+		return nil, fmt.Errorf("tool %s: no oracle: the harness cannot count effects without one", c.Name)
+	}
+	if t.keyHeader == "" && !bytes.Contains([]byte(c.Body), []byte(".Key")) {
+		return nil, fmt.Errorf("tool %s: key_header is empty and the body never uses {{.Key}}: the key would not be sent", c.Name)
+	}
+	// Render once so template errors surface now, and check that the marker
+	// reaches the request: without it the oracle cannot attribute effects.
+	a, err := t.Prepare(Operation{ID: "op-check", Key: "key-check", Marker: "marker-check-a", Seed: 1})
+	if err != nil {
+		return nil, err
+	}
+	b, err := t.Prepare(Operation{ID: "op-check", Key: "key-check", Marker: "marker-check-b", Seed: 1})
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(a.Wire, b.Wire) {
+		return nil, fmt.Errorf("tool %s: the request never uses {{.Marker}}: the oracle could not tell operations apart", c.Name)
+	}
+	return t, nil
+}
+
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+// Name implements Tool.
+func (t *HTTPTool) Name() string { return t.name }
+
+// Upstream implements Tool.
+func (t *HTTPTool) Upstream() string { return t.upstream }
+
+// Timeout implements Tool.
+func (t *HTTPTool) Timeout() time.Duration { return t.timeout }
+
+// KeyFormat is how the tool spells idempotency keys.
+func (t *HTTPTool) KeyFormat() KeyFormat { return t.keyFormat }
+
+// Oracle implements Tool.
+func (t *HTTPTool) Oracle() Oracle { return t.oracle }
+
+// URL returns the tool's endpoint.
+func (t *HTTPTool) URL() string { return t.url.String() }
+
+// Prepare implements Tool: it renders the request line, headers and body.
+// The request asks for no connection reuse trick: it is written once, on a
+// connection that is closed after the attempt.
+func (t *HTTPTool) Prepare(op Operation) (*Call, error) {
+	body, err := t.body.Render(op)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: body: %w", t.name, err)
+	}
+	var hdr bytes.Buffer
+	target := t.url.RequestURI()
+	fmt.Fprintf(&hdr, "%s %s HTTP/1.1\r\nHost: %s\r\n", t.method, target, t.url.Host)
+	keys := make([]string, 0, len(t.headers))
+	for k := range t.headers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := t.headers[k].Render(op)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: header %s: %w", t.name, k, err)
+		}
+		fmt.Fprintf(&hdr, "%s: %s\r\n", http.CanonicalHeaderKey(k), v)
+	}
+	if t.keyHeader != "" {
+		fmt.Fprintf(&hdr, "%s: %s\r\n", t.keyHeader, op.Key)
+	}
+	fmt.Fprintf(&hdr, "User-Agent: onceproof\r\nContent-Length: %d\r\n\r\n", len(body))
+	wire := append(hdr.Bytes(), body...)
+	return &Call{Op: op, Wire: wire, BodyStart: hdr.Len(), Summary: t.method + " " + target}, nil
+}
+
+// maxResponse bounds how much of a response is read.
+const maxResponse = 4 << 20
+
+// Send implements Tool.
+func (t *HTTPTool) Send(ctx context.Context, conn net.Conn, call *Call, deadline time.Time) Reply {
+	_ = conn.SetDeadline(deadline)
+	var rw io.ReadWriter = conn
+	if t.url.Scheme == "https" {
+		tc := tls.Client(conn, &tls.Config{ServerName: t.url.Hostname()})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return Reply{Outcome: Unknown, Err: fmt.Errorf("tls handshake: %w", err)}
+		}
+		rw = tc
+	}
+	if _, err := rw.Write(call.Wire); err != nil {
+		return Reply{Outcome: Unknown, Err: fmt.Errorf("write request: %w", err)}
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(rw), nil)
+	if err != nil {
+		return Reply{Outcome: Unknown, Err: fmt.Errorf("read response: %w", err)}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return Reply{Outcome: Unknown, Status: resp.StatusCode, Err: fmt.Errorf("read response body: %w", err)}
+	}
+	r := Reply{Outcome: OK, Status: resp.StatusCode, Body: snippet(body)}
+	if t.resultID != nil && resp.StatusCode/100 == 2 {
+		r.ResultID = resultID(*t.resultID, body)
+	}
+	return r
+}
+
+// resultID reads the value at p in a JSON body as a string ("" when absent).
+func resultID(p Pointer, body []byte) string {
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(&doc) != nil {
+		return ""
+	}
+	v, err := p.Lookup(doc)
+	if err != nil {
+		return ""
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case bool:
+		return strconv.FormatBool(x)
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,204 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// ReportVersion is the version of the JSON report format.
+const ReportVersion = 1
+
+// Verdict is a scenario's three-valued result.
+type Verdict string
+
+const (
+	// Pass means exactly-once held in every valid trial and enough trials
+	// were valid.
+	Pass Verdict = "ok"
+	// Fail means a trial broke exactly-once (or a hygiene rule); the
+	// counterexample shows how.
+	Fail Verdict = "failed"
+	// Inconclusive means the harness could not tell: too few trials had
+	// their fault fire, or the harness itself hit an error.
+	Inconclusive Verdict = "unknown"
+)
+
+// Report is the outcome of certifying one or more tools.
+type Report struct {
+	Version   int          `json:"version"`
+	Onceproof string       `json:"onceproof"`
+	Toxiproxy string       `json:"toxiproxy"`
+	Started   time.Time    `json:"started"`
+	Tools     []ToolReport `json:"tools"`
+}
+
+// ToolReport is one tool's verdicts.
+type ToolReport struct {
+	Name string `json:"name"`
+	// AgentReady is true when every scenario that ran passed.
+	AgentReady bool `json:"agent_ready"`
+	// Error is set when the tool could not be certified at all (preflight).
+	Error     string           `json:"error,omitempty"`
+	Scenarios []ScenarioReport `json:"scenarios"`
+	Duration  time.Duration    `json:"duration_ns"`
+}
+
+// ScenarioReport is one scenario's verdict with its evidence.
+type ScenarioReport struct {
+	ID      string  `json:"id"`
+	Passed  bool    `json:"passed"`
+	Verdict Verdict `json:"verdict"`
+	// Checks is how many trials ran before the verdict (up to the first
+	// failure); ValidTrials is how many of them had their fault fire.
+	Checks      int    `json:"checks"`
+	ValidTrials int    `json:"valid_trials"`
+	Seed        uint64 `json:"seed"`
+	// Reason explains a failed or unknown verdict in one line.
+	Reason         string          `json:"reason,omitempty"`
+	Counterexample *Counterexample `json:"counterexample,omitempty"`
+	Repro          string          `json:"repro,omitempty"`
+	Duration       time.Duration   `json:"duration_ns"`
+}
+
+// Counterexample is the smallest failing trial found: its plan, what went
+// wrong and every attempt it made.
+type Counterexample struct {
+	Plan      string    `json:"plan"`
+	Violation string    `json:"violation"`
+	Attempts  []Attempt `json:"attempts"`
+	Effects   []Effect  `json:"effects"`
+}
+
+// Effect is the oracle's final count for one marker against what exactly-once
+// requires.
+type Effect struct {
+	Marker string `json:"marker"`
+	Count  int    `json:"count"`
+	Want   int    `json:"want"`
+}
+
+// Finish sets AgentReady from the scenarios.
+func (t *ToolReport) Finish() {
+	t.AgentReady = t.Error == "" && len(t.Scenarios) > 0
+	for _, s := range t.Scenarios {
+		if s.Verdict != Pass {
+			t.AgentReady = false
+		}
+	}
+}
+
+// WriteJSON writes r as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes r for people: a verdict line per tool and scenario, and
+// for each failure its counterexample and the command that replays it.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	for _, t := range r.Tools {
+		status := "agent-ready"
+		if !t.AgentReady {
+			status = "NOT agent-ready"
+		}
+		fmt.Fprintf(&b, "%s: %s\n", t.Name, status)
+		if t.Error != "" {
+			fmt.Fprintf(&b, "  error: %s\n", t.Error)
+		}
+		for _, s := range t.Scenarios {
+			fmt.Fprintf(&b, "  %-22s %-4s %d checks, %d valid trials, seed %d\n", s.ID, verdictWord(s.Verdict), s.Checks, s.ValidTrials, s.Seed)
+			if s.Reason != "" {
+				fmt.Fprintf(&b, "    %s\n", s.Reason)
+			}
+			if s.Counterexample != nil {
+				s.Counterexample.write(&b, "    ")
+			}
+			if s.Repro != "" && s.Verdict == Fail {
+				fmt.Fprintf(&b, "    replay: %s\n", s.Repro)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func verdictWord(v Verdict) string {
+	switch v {
+	case Pass:
+		return "PASS"
+	case Fail:
+		return "FAIL"
+	}
+	return "???"
+}
+
+// String renders the counterexample as an attempt log.
+func (c *Counterexample) String() string {
+	var b strings.Builder
+	c.write(&b, "")
+	return b.String()
+}
+
+func (c *Counterexample) write(b *strings.Builder, indent string) {
+	fmt.Fprintf(b, "%splan: %s\n", indent, c.Plan)
+	fmt.Fprintf(b, "%sviolation: %s\n", indent, c.Violation)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s#\top\tfault\tdelay\tat\toutcome\tstatus\tresult_id\teffects\t\n", indent)
+	for _, a := range c.Attempts {
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", indent, a.N, shortOp(a.Op), dash(a.Fault),
+			round(a.Delay), round(a.Start), a.Outcome, dashInt(a.Status), dash(a.ResultID), counts(a.Before, a.After))
+	}
+	_ = tw.Flush()
+	for _, e := range c.Effects {
+		fmt.Fprintf(b, "%seffects for %s: %d (want %d)\n", indent, e.Marker, e.Count, e.Want)
+	}
+}
+
+// shortOp drops the run nonce from an operation id ("op-1a2b3c4d-00000007" → "op-7").
+func shortOp(id string) string {
+	i := strings.LastIndexByte(id, '-')
+	if i < 0 {
+		return id
+	}
+	return "op-" + strings.TrimLeft(id[i+1:], "0")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func dashInt(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
+
+func counts(before, after int) string {
+	if before < 0 && after < 0 {
+		return "-"
+	}
+	if before < 0 {
+		return fmt.Sprintf("→%d", after)
+	}
+	return fmt.Sprintf("%d→%d", before, after)
+}
+
+func round(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}

@@ -1,0 +1,77 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"net"
+	"time"
+)
+
+// Tool is a write tool under certification, independent of its transport.
+// HTTP tools are [*HTTPTool]; other transports implement the same interface.
+type Tool interface {
+	// Name identifies the tool in reports.
+	Name() string
+	// Upstream is the host:port the harness puts its fault proxy in front of.
+	Upstream() string
+	// Prepare renders op into a call. Rendering the same operation twice gives
+	// the same call.
+	Prepare(op Operation) (*Call, error)
+	// Send transmits call once over conn, a fresh connection to the proxy
+	// that the harness dialled and will close, and reads the reply until
+	// deadline. It never re-sends.
+	Send(ctx context.Context, conn net.Conn, call *Call, deadline time.Time) Reply
+	// Timeout is how long the caller waits for one attempt.
+	Timeout() time.Duration
+	// Oracle counts the tool's effects for a marker.
+	Oracle() Oracle
+}
+
+// Call is an operation rendered for a tool: the bytes one attempt puts on
+// the wire.
+type Call struct {
+	Op Operation
+	// Wire is the whole request as transmitted.
+	Wire []byte
+	// BodyStart is the offset of the body in Wire (len(Wire) when there is
+	// none); a torn request is cut after it.
+	BodyStart int
+	// Summary describes the call in one line for logs ("POST /tickets").
+	Summary string
+}
+
+// Reply is what one attempt got back.
+type Reply struct {
+	// Outcome is ok when a whole response arrived, unknown otherwise (the
+	// harness alone decides failed, from how the connection failed).
+	Outcome Outcome
+	// Status is the response status (HTTP status code); 0 without a response.
+	Status int
+	// ResultID is the value the tool's result-id pointer found in a 2xx
+	// response ("" when not configured or absent).
+	ResultID string
+	// Body is the start of the response body, for evidence.
+	Body string
+	// Err is what went wrong on the wire, if anything.
+	Err error
+}
+
+// Outcome is the three-valued result of one attempt.
+type Outcome string
+
+const (
+	// OK means a response arrived: the caller knows what happened.
+	OK Outcome = "ok"
+	// Failed means the request provably was not delivered (the connection
+	// was refused or never established).
+	Failed Outcome = "failed"
+	// Unknown means the request may or may not have been delivered (EOF,
+	// reset, timeout after the connection was established).
+	Unknown Outcome = "unknown"
+)
+
+// isTimeout reports whether err is a deadline being met.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,97 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"pgregory.net/rapid"
+
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/harness"
+)
+
+// tornMarker stands for a torn request in a drawn plan; its cut is fixed once
+// the request's size is known.
+const tornMarker = "torn-request"
+
+// preServerError: 1–3 attempts that never or only partly reach the tool,
+// then a delivered one.
+func preServerError(t *rapid.T, cfg Config) func(*trial) (result, error) {
+	seed := drawSeed(t, "payload")
+	n := rapid.IntRange(1, 3).Draw(t, "failures")
+	var kinds []string
+	for _, m := range faults.FailModes() {
+		kinds = append(kinds, string(m))
+	}
+	kinds = append(kinds, tornMarker)
+	steps := make([]step, 0, n+1)
+	for i := range n {
+		kind := rapid.SampledFrom(kinds).Draw(t, fmt.Sprintf("fault%d", i))
+		st := step{}
+		if i > 0 {
+			st.delay = drawDelay(t, i-1, cfg.MaxBackoff, fmt.Sprintf("delay%d", i))
+		}
+		if kind == tornMarker {
+			st.tornFrac = rapid.IntRange(1, 999).Draw(t, fmt.Sprintf("cut%d", i))
+		} else {
+			st.fault = faults.FailBeforeServer{Mode: faults.FailMode(kind)}
+		}
+		steps = append(steps, st)
+	}
+	steps = append(steps, step{delay: drawDelay(t, n-1, cfg.MaxBackoff, "delay-delivered")})
+
+	return func(tr *trial) (result, error) {
+		op := tr.s.NewOp(seed)
+		call, err := tr.s.Tool().Prepare(op)
+		if err != nil {
+			return result{}, err
+		}
+		for i := range steps[:n] {
+			if steps[i].fault == nil {
+				steps[i].fault = faults.TornRequest{Bytes: tornCut(call, steps[i].tornFrac)}
+			}
+		}
+		res := result{plan: formatSteps(steps)}
+		for _, st := range steps[:n] {
+			a, err := tr.do(call, st.fault, st.delay)
+			if err != nil {
+				return res, err
+			}
+			if a.Outcome == harness.OK && res.invalid == "" {
+				res.invalid = fmt.Sprintf("attempt %d: a response arrived despite %s", a.N, st.fault.Name())
+			}
+			if a.After != 0 && res.invalid == "" {
+				res.invalid = fmt.Sprintf("attempt %d: the oracle counted %d effects although the request never arrived whole", a.N, a.After)
+			}
+		}
+		final, err := tr.do(call, nil, steps[n].delay)
+		if err != nil {
+			return res, err
+		}
+		e, err := tr.effect(op.Marker, 1)
+		if err != nil {
+			return res, err
+		}
+		res.effects = []harness.Effect{e}
+		switch {
+		case e.Count != 1:
+			res.violation = exactly(e)
+		case final.Outcome != harness.OK:
+			res.invalid = fmt.Sprintf("attempt %d: the delivered retry got no response: %s", final.N, final.Error)
+		case !is2xx(final.Status):
+			res.violation = fmt.Sprintf("attempt %d: the retry returned %d, want 2xx", final.N, final.Status)
+		}
+		return res, nil
+	}
+}
+
+// tornCut places a cut frac thousandths into the call's body, so the headers
+// arrive and the body does not arrive whole. A call without a body of at
+// least two bytes is cut inside its headers.
+func tornCut(call *harness.Call, frac int) int64 {
+	body := len(call.Wire) - call.BodyStart
+	if body < 2 {
+		return int64(max(1, call.BodyStart*frac/1000))
+	}
+	cut := call.BodyStart + max(1, min(body-1, body*frac/1000))
+	return int64(cut)
+}

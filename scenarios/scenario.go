@@ -1,0 +1,167 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/harness"
+)
+
+// ID names a scenario; ids are stable and appear in reports.
+type ID string
+
+// The scenario ids.
+const (
+	LostResponse        ID = "lost-response"
+	PreServerError      ID = "pre-server-error"
+	ConcurrentDuplicate ID = "concurrent-duplicate"
+	KeyMismatch         ID = "key-mismatch"
+	DistinctKeys        ID = "distinct-keys"
+)
+
+// All returns every scenario id in the order they run.
+func All() []ID {
+	return []ID{LostResponse, PreServerError, ConcurrentDuplicate, KeyMismatch, DistinctKeys}
+}
+
+// ParseID returns the scenario named s, or an error listing the ids.
+func ParseID(s string) (ID, error) {
+	for _, id := range All() {
+		if string(id) == s {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("unknown scenario %q (want one of %v)", s, All())
+}
+
+// drawer draws a whole plan (rapid's Draw is not goroutine-safe, so nothing is
+// drawn while the plan runs) and returns the function that executes it.
+type drawer func(t *rapid.T, cfg Config) func(*trial) (result, error)
+
+func drawerFor(id ID) drawer {
+	switch id {
+	case LostResponse:
+		return lostResponse
+	case PreServerError:
+		return preServerError
+	case ConcurrentDuplicate:
+		return concurrentDuplicate
+	case KeyMismatch:
+		return keyMismatch
+	case DistinctKeys:
+		return distinctKeys
+	}
+	panic(fmt.Sprintf("scenarios: unknown scenario %q", id))
+}
+
+// Config tunes a certification.
+type Config struct {
+	// Scenarios to run; nil means All.
+	Scenarios []ID
+	// MaxBackoff is the longest retry delay drawn (default 250ms).
+	MaxBackoff time.Duration
+	// Backend provides the fault proxy; nil means a fresh embedded
+	// Toxiproxy.
+	Backend faults.Backend
+	// Repro renders the command that replays a failing scenario from its
+	// seed (the CLI sets it; Go tests print rapid's own -rapid.seed).
+	Repro func(id ID, seed uint64) string
+}
+
+func (c Config) withDefaults() Config {
+	if c.Scenarios == nil {
+		c.Scenarios = All()
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = DefaultMaxBackoff
+	}
+	return c
+}
+
+// recorder collects what the trials of one scenario measured. Counts stop at
+// the first failure, so shrinking runs do not inflate them.
+type recorder struct {
+	mu       sync.Mutex
+	checks   int
+	valid    int
+	invalid  string // the first reason a trial did not count
+	failed   bool
+	failure  *harness.Counterexample // the last (smallest) failing trial
+	harness  error                   // an error of the harness, tool or oracle
+	duration time.Duration
+}
+
+func (r *recorder) err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.harness
+}
+
+// property is the rapid property of scenario id on session s.
+func property(ctx context.Context, s *harness.Session, id ID, cfg Config, rec *recorder) func(*rapid.T) {
+	draw := drawerFor(id)
+	return func(t *rapid.T) {
+		exec := draw(t, cfg)
+		if err := rec.err(); err != nil {
+			t.Fatalf("harness error: %v", err)
+		}
+		s.Lock()
+		tr := newTrial(ctx, s)
+		res, err := exec(tr)
+		s.Unlock()
+
+		rec.mu.Lock()
+		if err != nil {
+			rec.harness = err
+			rec.mu.Unlock()
+			t.Fatalf("harness error: %v", err)
+		}
+		if !rec.failed {
+			rec.checks++
+			if res.invalid == "" {
+				rec.valid++
+			} else if rec.invalid == "" {
+				rec.invalid = res.invalid
+			}
+		}
+		var ce *harness.Counterexample
+		if res.violation != "" {
+			ce = &harness.Counterexample{Plan: res.plan, Violation: res.violation, Attempts: tr.log(), Effects: res.effects}
+			rec.failed, rec.failure = true, ce
+		}
+		rec.mu.Unlock()
+		if ce != nil {
+			t.Fatalf("%s\n%s", ce.Violation, ce)
+		}
+	}
+}
+
+// verdict turns what rec measured into a scenario report. A scenario passes
+// only if no trial failed and at least half of the trials (and at least one)
+// had their fault fire.
+func (r *recorder) verdict(id ID) harness.ScenarioReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rep := harness.ScenarioReport{ID: string(id), Checks: r.checks, ValidTrials: r.valid, Duration: r.duration}
+	switch {
+	case r.harness != nil:
+		rep.Verdict = harness.Inconclusive
+		rep.Reason = fmt.Sprintf("harness error: %v", r.harness)
+	case r.failed:
+		rep.Verdict = harness.Fail
+		rep.Reason = r.failure.Violation
+		rep.Counterexample = r.failure
+	case r.valid == 0 || r.valid*2 < r.checks:
+		rep.Verdict = harness.Inconclusive
+		rep.Reason = fmt.Sprintf("only %d of %d trials had their fault fire (first: %s); exactly-once was not shown", r.valid, r.checks, r.invalid)
+	default:
+		rep.Verdict = harness.Pass
+	}
+	rep.Passed = rep.Verdict == harness.Pass
+	return rep
+}
