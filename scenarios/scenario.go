@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sync"
 	"time"
 
@@ -136,9 +137,26 @@ func property(ctx context.Context, s *harness.Session, id ID, cfg Config, rec *r
 		}
 		rec.mu.Unlock()
 		if ce != nil {
-			t.Fatalf("%s\n%s", ce.Violation, ce)
+			// rapid shrinks only towards the same failure: give it the kind of
+			// violation (no counts, markers or ids) and log the evidence.
+			t.Log("onceproof counterexample:\n" + ce.String())
+			t.Fatal("onceproof violation: " + violationKind(ce.Violation))
 		}
 	}
+}
+
+var (
+	markerText = regexp.MustCompile(`onceproof-[0-9a-f]+-m[0-9]+`)
+	quotedText = regexp.MustCompile(`"[^"]*"`)
+	numberText = regexp.MustCompile(`[0-9]+`)
+)
+
+// violationKind strips what varies between trials (markers, ids, counts)
+// from a violation, leaving its kind.
+func violationKind(v string) string {
+	v = markerText.ReplaceAllString(v, "<marker>")
+	v = quotedText.ReplaceAllString(v, "<id>")
+	return numberText.ReplaceAllString(v, "N")
 }
 
 // verdict turns what rec measured into a scenario report. A scenario passes

@@ -2,6 +2,10 @@ package scenarios_test
 
 import (
 	"context"
+	"flag"
+	"net"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -12,34 +16,190 @@ import (
 	"github.com/onceproof/onceproof/scenarios"
 )
 
-func startFixture(t *testing.T, kind fixtures.Kind) *harness.HTTPTool {
+// fast keeps trials short: a small per-attempt deadline (lost responses and
+// held originals wait for it) and short retry delays.
+var fast = scenarios.Config{MaxBackoff: 10 * time.Millisecond}
+
+const fastTimeout = 100 * time.Millisecond
+
+func startFixture(t testing.TB, kind fixtures.Kind) *harness.HTTPTool {
 	t.Helper()
 	srv, err := fixtures.Start(kind, "127.0.0.1:0", fixtures.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
-	tool, err := srv.HTTPTool(string(kind), 150*time.Millisecond)
+	tool, err := srv.HTTPTool(string(kind), fastTimeout)
 	require.NoError(t, err)
 	return tool
 }
 
-func TestCertifyCorrectFixture(t *testing.T) {
-	scenarios.Certify(t, startFixture(t, fixtures.Correct), scenarios.Config{MaxBackoff: 20 * time.Millisecond})
+// setRapid sets rapid's command-line settings for Run and restores them.
+func setRapid(t *testing.T, checks int, seed uint64) {
+	t.Helper()
+	for name, value := range map[string]string{
+		"rapid.checks": strconv.Itoa(checks), "rapid.seed": strconv.FormatUint(seed, 10),
+		"rapid.nofailfile": "true", "rapid.shrinktime": "5s",
+	} {
+		old := flag.Lookup(name).Value.String()
+		require.NoError(t, flag.Set(name, value))
+		t.Cleanup(func() { _ = flag.Set(name, old) })
+	}
 }
 
-func TestRunVerdicts(t *testing.T) {
+func TestCertifyCorrectFixture(t *testing.T) {
+	scenarios.Certify(t, startFixture(t, fixtures.Correct), fast)
+}
+
+func verdictWord(v harness.Verdict) string {
+	switch v {
+	case harness.Pass:
+		return "pass"
+	case harness.Fail:
+		return "fail"
+	}
+	return "inconclusive"
+}
+
+// TestFixtureVerdicts asserts that every fixture gets exactly its documented
+// verdicts, several times over (ONCEPROOF_SOAK=N for a longer soak).
+func TestFixtureVerdicts(t *testing.T) {
+	reps := 2
+	if s := os.Getenv("ONCEPROOF_SOAK"); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(t, err, "ONCEPROOF_SOAK")
+		reps = n
+	}
+	setRapid(t, 20, 0)
 	for _, kind := range fixtures.Kinds() {
 		t.Run(string(kind), func(t *testing.T) {
-			rep, err := scenarios.Run(context.Background(), startFixture(t, kind), scenarios.Config{MaxBackoff: 20 * time.Millisecond})
-			require.NoError(t, err)
 			want := fixtures.Expected(kind)
-			for _, s := range rep.Scenarios {
-				got := "fail"
-				if s.Verdict == harness.Pass {
-					got = "pass"
+			for range reps {
+				rep := mustRun(t, startFixture(t, kind), fast)
+				require.Empty(t, rep.Error)
+				require.Len(t, rep.Scenarios, len(scenarios.All()))
+				for _, s := range rep.Scenarios {
+					require.Equal(t, want[s.ID], verdictWord(s.Verdict), "%s × %s: %s\n%v", kind, s.ID, s.Reason, s.Counterexample)
+					if s.Verdict == harness.Fail {
+						require.NotNil(t, s.Counterexample, "a failure carries its evidence")
+						require.NotEmpty(t, s.Counterexample.Attempts)
+					} else {
+						require.Positive(t, s.ValidTrials, "a pass needs trials whose fault fired")
+					}
 				}
-				require.Equal(t, want[s.ID], got, "%s/%s: %s\n%v", kind, s.ID, s.Reason, s.Counterexample)
-				t.Logf("%s %s checks=%d valid=%d %s", s.ID, s.Verdict, s.Checks, s.ValidTrials, s.Reason)
 			}
 		})
 	}
+}
+
+func mustRun(t *testing.T, tool harness.Tool, cfg scenarios.Config) harness.ToolReport {
+	t.Helper()
+	rep, err := scenarios.Run(context.Background(), tool, cfg)
+	require.NoError(t, err)
+	return rep
+}
+
+// TestSameSeedSameCounterexample replays a failing scenario with the seed it
+// reported and gets the same shrunk plan and attempt log.
+func TestSameSeedSameCounterexample(t *testing.T) {
+	cfg := fast
+	cfg.Scenarios = []scenarios.ID{scenarios.LostResponse, scenarios.KeyMismatch}
+	setRapid(t, 20, 4242)
+	first := mustRun(t, startFixture(t, fixtures.Naive), cfg)
+	second := mustRun(t, startFixture(t, fixtures.Naive), cfg)
+	for i := range first.Scenarios {
+		a, b := first.Scenarios[i], second.Scenarios[i]
+		require.Equal(t, harness.Fail, a.Verdict)
+		require.Equal(t, a.Seed, b.Seed)
+		require.Equal(t, a.Counterexample.Plan, b.Counterexample.Plan)
+		require.Equal(t, shape(a.Counterexample), shape(b.Counterexample))
+	}
+}
+
+// shape is a counterexample without what differs between runs (operation
+// ids, markers, timings).
+func shape(c *harness.Counterexample) []string {
+	var s []string
+	for _, a := range c.Attempts {
+		s = append(s, a.Fault+" "+string(a.Outcome)+" "+strconv.Itoa(a.Status)+" "+strconv.Itoa(a.Before)+"→"+strconv.Itoa(a.After))
+	}
+	return s
+}
+
+// bypass is a tool that sends around the fault proxy: no fault can fire.
+type bypass struct{ *harness.HTTPTool }
+
+func (b bypass) Send(ctx context.Context, conn net.Conn, call *harness.Call, deadline time.Time) harness.Reply {
+	direct, err := net.Dial("tcp", b.Upstream())
+	if err != nil {
+		return harness.Reply{Outcome: harness.Unknown, Err: err}
+	}
+	defer direct.Close()
+	return b.HTTPTool.Send(ctx, direct, call, deadline)
+}
+
+// TestNoPassWhenFaultsNeverFire: a correct tool whose traffic escapes the
+// proxy must not be certified: the fault scenarios are inconclusive.
+func TestNoPassWhenFaultsNeverFire(t *testing.T) {
+	setRapid(t, 10, 7)
+	cfg := fast
+	cfg.Scenarios = []scenarios.ID{scenarios.LostResponse, scenarios.PreServerError, scenarios.ConcurrentDuplicate}
+	rep := mustRun(t, bypass{startFixture(t, fixtures.Correct)}, cfg)
+	require.False(t, rep.AgentReady)
+	for _, s := range rep.Scenarios {
+		require.Equal(t, harness.Inconclusive, s.Verdict, "%s: %s", s.ID, s.Reason)
+		// Only refused connections (which the harness dials itself) can fire.
+		require.Less(t, 2*s.ValidTrials, s.Checks, s.ID)
+		require.Contains(t, s.Reason, "fault fire")
+	}
+}
+
+// TestPreflightRefusesBlindOracle: an oracle that never sees the effect stops
+// the certification before any scenario can pass.
+func TestPreflightRefusesBlindOracle(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		oracle harness.Oracle
+		reason string
+	}{
+		{"blind", harness.OracleFunc(func(context.Context, string) (int, error) { return 0, nil }), "counts nothing"},
+		{"double", nil, "counts every effect twice"},
+		{"stale", harness.OracleFunc(func(context.Context, string) (int, error) { return 1, nil }), "counts an effect before any call"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := fixtures.Start(fixtures.Correct, "127.0.0.1:0", fixtures.Options{})
+			require.NoError(t, err)
+			defer srv.Close()
+			cfg, err := srv.HTTPConfig("correct", fastTimeout)
+			require.NoError(t, err)
+			if tc.oracle == nil {
+				real := cfg.Oracle
+				tc.oracle = harness.OracleFunc(func(ctx context.Context, m string) (int, error) {
+					n, err := real.Count(ctx, m)
+					return 2 * n, err
+				})
+			}
+			cfg.Oracle = tc.oracle
+			tool, err := harness.NewHTTPTool(cfg)
+			require.NoError(t, err)
+			rep, err := scenarios.Run(context.Background(), tool, fast)
+			require.ErrorIs(t, err, harness.ErrPreflight, tc.reason)
+			require.False(t, rep.AgentReady, tc.reason)
+			require.Empty(t, rep.Scenarios, tc.reason)
+		})
+	}
+}
+
+// TestPreflightUnreachable: nothing listening is an unreachable tool.
+func TestPreflightUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	oracle, err := harness.NewHTTPOracle("http://"+addr+"/count?marker={{.Marker}}", "/count")
+	require.NoError(t, err)
+	tool, err := harness.NewHTTPTool(harness.HTTPConfig{Name: "gone", URL: "http://" + addr + "/tickets",
+		Body: fixtures.Body, Oracle: oracle, Timeout: fastTimeout})
+	require.NoError(t, err)
+	_, err = scenarios.Run(context.Background(), tool, fast)
+	require.ErrorIs(t, err, harness.ErrPreflight)
+	require.ErrorIs(t, err, harness.ErrUnreachable)
 }

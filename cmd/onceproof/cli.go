@@ -1,0 +1,356 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/scenarios"
+)
+
+// Exit codes.
+const (
+	exitOK           = 0
+	exitFailed       = 1
+	exitUsage        = 2
+	exitUnreachable  = 3
+	exitInconclusive = 4
+	exitInterrupted  = 130
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `onceproof certifies write tools as agent-ready.
+
+Usage:
+  onceproof demo [flags]       certify the built-in fixture tools (no Docker, no config)
+  onceproof certify [flags]    certify the tools of a spec file
+  onceproof version
+
+Run "onceproof COMMAND -h" for a command's flags.
+
+Exit codes: 0 agent-ready, 1 a scenario failed, 2 usage or spec error,
+3 tool or oracle unreachable / preflight failed, 4 inconclusive, 130 interrupted.
+`
+
+// usageError is a bad command line; it exits with exitUsage.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	var code int
+	var err error
+	switch args[0] {
+	case "certify":
+		code, err = certify(ctx, args[1:], stdout, stderr)
+	case "demo":
+		code, err = demo(ctx, args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "onceproof %s\n", version)
+		return exitOK
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "onceproof: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "onceproof: %v\n", err)
+		return exitCode(ctx, err)
+	}
+	return code
+}
+
+// exitCode maps an error to its exit code.
+func exitCode(ctx context.Context, err error) int {
+	var ue *usageError
+	switch {
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &ue), errors.Is(err, flag.ErrHelp), errors.Is(err, harness.ErrSpec), errors.Is(err, harness.ErrRemoteTarget):
+		return exitUsage
+	case errors.Is(err, harness.ErrPreflight), errors.Is(err, harness.ErrUnreachable):
+		return exitUnreachable
+	}
+	return exitUnreachable
+}
+
+// common holds the flags certify and demo share.
+type common struct {
+	checks     int
+	seed       uint64
+	maxBackoff time.Duration
+	shrinkTime time.Duration
+	format     string
+	out        string
+	scenarios  []scenarios.ID
+	tools      []string
+}
+
+func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
+	fs.IntVar(&c.checks, "checks", checks, "trials per scenario")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed for the fault plans (0: pick one and print it)")
+	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws")
+	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure")
+	fs.StringVar(&c.format, "format", "text", "report format: text or json")
+	fs.StringVar(&c.out, "out", "", "write the report to this file instead of standard output")
+	fs.Func("scenario", "scenario id to run (repeatable; default all: "+idList()+")", func(s string) error {
+		id, err := scenarios.ParseID(s)
+		if err != nil {
+			return err
+		}
+		c.scenarios = append(c.scenarios, id)
+		return nil
+	})
+	fs.Func("tool", "tool name to certify (repeatable; default all)", func(s string) error {
+		c.tools = append(c.tools, s)
+		return nil
+	})
+}
+
+func idList() string {
+	var s []string
+	for _, id := range scenarios.All() {
+		s = append(s, string(id))
+	}
+	return strings.Join(s, ", ")
+}
+
+// check validates the shared flags and configures rapid.
+func (c *common) check() error {
+	if c.checks < 1 {
+		return usagef("--checks %d: want at least 1", c.checks)
+	}
+	if c.maxBackoff < 0 {
+		return usagef("--max-backoff %s: want a duration of zero or more", c.maxBackoff)
+	}
+	if c.format != "text" && c.format != "json" {
+		return usagef("--format %q: want text or json", c.format)
+	}
+	if c.seed == 0 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return err
+		}
+		c.seed = binary.LittleEndian.Uint64(b[:])>>1 | 1
+	}
+	// rapid reads its settings from the flag package's command line (and asks
+	// testing.Short, which needs testing's flags registered); this process
+	// owns that command line, so set them here, before any check runs.
+	testing.Init()
+	if !flag.Parsed() {
+		_ = flag.CommandLine.Parse(nil)
+	}
+	for name, value := range map[string]string{
+		"rapid.checks":     strconv.Itoa(c.checks),
+		"rapid.seed":       strconv.FormatUint(c.seed, 10),
+		"rapid.nofailfile": "true",
+		"rapid.shrinktime": c.shrinkTime.String(),
+	} {
+		if err := flag.CommandLine.Set(name, value); err != nil {
+			return fmt.Errorf("configure rapid: %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// parse parses args with fs, turning flag errors into usage errors.
+func parse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usagef("%s: %v", fs.Name(), err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+func printDefaults(fs *flag.FlagSet, w io.Writer) {
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("certify", flag.ContinueOnError)
+	var c common
+	c.register(fs, 100, scenarios.DefaultMaxBackoff)
+	specPath := fs.String("spec", "", "spec file (YAML, version: 1)")
+	toxiproxyURL := fs.String("toxiproxy", "", "drive a toxiproxy-server at this URL instead of the embedded one")
+	allowRemote := fs.Bool("allow-remote", false, "allow tools and oracles that are not on loopback (onceproof duplicates writes on purpose)")
+	if err := parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: onceproof certify --spec FILE [flags]")
+			printDefaults(fs, stdout)
+			return exitOK, nil
+		}
+		return 0, err
+	}
+	if *specPath == "" {
+		return 0, usagef("certify: --spec is required")
+	}
+	if err := c.check(); err != nil {
+		return 0, err
+	}
+	spec, err := harness.LoadSpec(*specPath)
+	if err != nil {
+		if !errors.Is(err, harness.ErrSpec) {
+			return 0, usagef("%v", err)
+		}
+		return 0, err
+	}
+	selected := spec.Tools
+	if len(c.tools) > 0 {
+		selected = nil
+		for _, name := range c.tools {
+			ts, err := spec.Find(name)
+			if err != nil {
+				return 0, usagef("--tool: %v", err)
+			}
+			selected = append(selected, ts)
+		}
+	}
+	tools := make([]harness.Tool, 0, len(selected))
+	for _, ts := range selected {
+		if err := ts.CheckTargets(ctx, spec.Path, *allowRemote); err != nil {
+			return 0, err
+		}
+		tool, err := ts.Tool()
+		if err != nil {
+			return 0, err
+		}
+		tools = append(tools, tool)
+	}
+
+	var backend faults.Backend
+	if *toxiproxyURL != "" {
+		r, err := faults.NewRemote(ctx, *toxiproxyURL)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
+		}
+		defer r.Close(context.Background())
+		backend = r
+	} else {
+		e := faults.NewEmbedded()
+		defer e.Close(context.Background())
+		backend = e
+	}
+
+	repro := func(tool string) func(scenarios.ID, uint64) string {
+		return func(id scenarios.ID, seed uint64) string {
+			parts := []string{"onceproof certify", "--spec", shellQuote(spec.Path), "--tool", shellQuote(tool),
+				"--scenario", string(id), "--seed", strconv.FormatUint(seed, 10), "--checks", strconv.Itoa(c.checks)}
+			if c.maxBackoff != scenarios.DefaultMaxBackoff {
+				parts = append(parts, "--max-backoff", c.maxBackoff.String())
+			}
+			if *toxiproxyURL != "" {
+				parts = append(parts, "--toxiproxy", shellQuote(*toxiproxyURL))
+			}
+			if *allowRemote {
+				parts = append(parts, "--allow-remote")
+			}
+			return strings.Join(parts, " ")
+		}
+	}
+	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	for _, tool := range tools {
+		fmt.Fprintf(stderr, "certifying %s (%d checks per scenario, seed %d)\n", tool.Name(), c.checks, c.seed)
+		tr, err := scenarios.Run(ctx, tool, scenarios.Config{
+			Scenarios: c.scenarios, MaxBackoff: c.maxBackoff, Backend: backend, Repro: repro(tool.Name()),
+		})
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		if err != nil && !errors.Is(err, harness.ErrPreflight) {
+			return 0, err
+		}
+		report.Tools = append(report.Tools, tr)
+	}
+	if err := writeReport(report, c.format, c.out, stdout); err != nil {
+		return 0, err
+	}
+	return verdictCode(report), nil
+}
+
+// verdictCode is the exit code a finished report earns.
+func verdictCode(r *harness.Report) int {
+	code := exitOK
+	for _, t := range r.Tools {
+		if t.Error != "" {
+			return exitUnreachable
+		}
+		for _, s := range t.Scenarios {
+			switch s.Verdict {
+			case harness.Fail:
+				code = exitFailed
+			case harness.Inconclusive:
+				if code == exitOK {
+					code = exitInconclusive
+				}
+			}
+		}
+	}
+	return code
+}
+
+// writeReport renders r in format to out (a file, written atomically) or w.
+func writeReport(r *harness.Report, format, out string, w io.Writer) error {
+	render := r.WriteText
+	if format == "json" {
+		render = r.WriteJSON
+	}
+	if out == "" {
+		return render(w)
+	}
+	dir := filepath.Dir(out)
+	f, err := os.CreateTemp(dir, ".onceproof-report-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
+	defer os.Remove(f.Name())
+	if err := render(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
+	if err := os.Rename(f.Name(), out); err != nil {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,64 @@
+package examples_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/onceproof/onceproof/fixtures"
+	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/scenarios"
+)
+
+// TestCreateTicketFromSpec certifies a tool described by a spec file: the
+// shape a CI pipeline uses. Here the tool is the correct fixture on a free
+// port, so the example's fixed port is swapped for it.
+func TestCreateTicketFromSpec(t *testing.T) {
+	srv, err := fixtures.Start(fixtures.Correct, "127.0.0.1:0", fixtures.Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+
+	src, err := os.ReadFile("create-ticket.yaml")
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "create-ticket.yaml")
+	text := strings.ReplaceAll(string(src), "127.0.0.1:8080", srv.Addr())
+	text = strings.ReplaceAll(text, "timeout: 2s", "timeout: 200ms") // keep lost-response trials short
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+
+	spec, err := harness.LoadSpec(path)
+	require.NoError(t, err)
+	ts, err := spec.Find("create-ticket")
+	require.NoError(t, err)
+	tool, err := ts.Tool()
+	require.NoError(t, err)
+
+	// Each scenario is a subtest; -rapid.checks and -rapid.seed apply.
+	scenarios.Certify(t, tool, scenarios.Config{MaxBackoff: 20 * time.Millisecond})
+}
+
+// TestToolBuiltInCode certifies a tool described in Go, with an oracle that
+// is a Go function.
+func TestToolBuiltInCode(t *testing.T) {
+	srv, err := fixtures.Start(fixtures.Correct, "127.0.0.1:0", fixtures.Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+
+	tool, err := harness.NewHTTPTool(harness.HTTPConfig{
+		Name:     "create-ticket",
+		URL:      srv.URL() + "/tickets",
+		Headers:  map[string]string{"Content-Type": "application/json"},
+		Body:     `{"subject":"refund {{.Marker}}","amount":{{.Int 1 500}}}`,
+		Timeout:  200 * time.Millisecond,
+		ResultID: "/id",
+		Oracle: harness.Settled(harness.OracleFunc(func(_ context.Context, marker string) (int, error) {
+			return srv.Tool().Count(marker), nil
+		}), 0),
+	})
+	require.NoError(t, err)
+	scenarios.Certify(t, tool, scenarios.Config{MaxBackoff: 20 * time.Millisecond})
+}
