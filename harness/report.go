@@ -112,7 +112,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  error: %s\n", t.Error)
 		}
 		for _, s := range t.Scenarios {
-			fmt.Fprintf(&b, "  %-22s %-4s %d checks, %d valid trials, seed %d\n", s.ID, verdictWord(s.Verdict), s.Checks, s.ValidTrials, s.Seed)
+			fmt.Fprintf(&b, "  %-22s %-7s %d checks, %d valid trials, seed %d\n", s.ID, verdictWord(s.Verdict), s.Checks, s.ValidTrials, s.Seed)
 			if s.Reason != "" {
 				fmt.Fprintf(&b, "    %s\n", s.Reason)
 			}
@@ -135,7 +135,7 @@ func verdictWord(v Verdict) string {
 	case Fail:
 		return "FAIL"
 	}
-	return "???"
+	return "UNKNOWN"
 }
 
 // String renders the counterexample as an attempt log.
