@@ -32,8 +32,7 @@ func concurrentDuplicate(t *rapid.T, cfg Config) func(*trial) (result, error) {
 
 	return func(tr *trial) (result, error) {
 		res := result{plan: plan}
-		op := tr.s.NewOp(seed)
-		call, err := tr.s.Tool().Prepare(op)
+		op, call, err := tr.prepare(seed)
 		if err != nil {
 			return res, err
 		}

@@ -29,48 +29,25 @@ func lostResponse(t *rapid.T, cfg Config) func(*trial) (result, error) {
 
 	return func(tr *trial) (result, error) {
 		res := result{plan: plan}
-		op := tr.s.NewOp(seed)
-		call, err := tr.s.Tool().Prepare(op)
+		op, call, err := tr.prepare(seed)
 		if err != nil {
 			return res, err
 		}
-		for i, st := range steps[:n] {
-			a, err := tr.do(call, st.fault, st.delay)
-			if err != nil {
-				return res, err
+		final, err := tr.retries(&res, op, call, steps, func(i int, a harness.Attempt) string {
+			if i == 0 && a.After < 1 {
+				return fmt.Sprintf("attempt %d: the oracle saw no commit before the retry (count %d)", a.N, a.After)
 			}
-			if a.Outcome == harness.OK && res.invalid == "" {
-				res.invalid = fmt.Sprintf("attempt %d: a response arrived despite %s", a.N, st.fault.Name())
-			}
-			if i == 0 && a.After < 1 && res.invalid == "" {
-				res.invalid = fmt.Sprintf("attempt %d: the oracle saw no commit before the retry (count %d)", a.N, a.After)
-			}
-		}
-		final, err := tr.do(call, nil, steps[n].delay)
-		if err != nil {
+			return ""
+		})
+		if err != nil || res.violation != "" || final.Outcome != harness.OK {
 			return res, err
-		}
-		e, err := tr.effect(op.Marker, 1)
-		if err != nil {
-			return res, err
-		}
-		res.effects = append(res.effects, e)
-		switch {
-		case e.Count != 1:
-			res.violation = exactly(e)
-			return res, nil
-		case final.Outcome != harness.OK:
-			res.invalid = fmt.Sprintf("attempt %d: the delivered retry got no response: %s", final.N, final.Error)
-			return res, nil
-		case !is2xx(final.Status):
-			res.violation = fmt.Sprintf("attempt %d: the retry after a lost response returned %d, want the stored 2xx result", final.N, final.Status)
-			return res, nil
 		}
 		replay, err := tr.do(call, nil, replayDelay)
 		if err != nil {
 			return res, err
 		}
-		if e, err = tr.effect(op.Marker, 1); err != nil {
+		e, err := tr.effect(op.Marker, 1)
+		if err != nil {
 			return res, err
 		}
 		res.effects[0] = e

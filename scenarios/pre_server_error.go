@@ -40,8 +40,7 @@ func preServerError(t *rapid.T, cfg Config) func(*trial) (result, error) {
 	steps = append(steps, step{delay: drawDelay(t, n-1, cfg.MaxBackoff, "delay-delivered")})
 
 	return func(tr *trial) (result, error) {
-		op := tr.s.NewOp(seed)
-		call, err := tr.s.Tool().Prepare(op)
+		op, call, err := tr.prepare(seed)
 		if err != nil {
 			return result{}, err
 		}
@@ -51,36 +50,13 @@ func preServerError(t *rapid.T, cfg Config) func(*trial) (result, error) {
 			}
 		}
 		res := result{plan: formatSteps(steps)}
-		for _, st := range steps[:n] {
-			a, err := tr.do(call, st.fault, st.delay)
-			if err != nil {
-				return res, err
+		_, err = tr.retries(&res, op, call, steps, func(_ int, a harness.Attempt) string {
+			if a.After != 0 {
+				return fmt.Sprintf("attempt %d: the oracle counted %d effects although the request never arrived whole", a.N, a.After)
 			}
-			if a.Outcome == harness.OK && res.invalid == "" {
-				res.invalid = fmt.Sprintf("attempt %d: a response arrived despite %s", a.N, st.fault.Name())
-			}
-			if a.After != 0 && res.invalid == "" {
-				res.invalid = fmt.Sprintf("attempt %d: the oracle counted %d effects although the request never arrived whole", a.N, a.After)
-			}
-		}
-		final, err := tr.do(call, nil, steps[n].delay)
-		if err != nil {
-			return res, err
-		}
-		e, err := tr.effect(op.Marker, 1)
-		if err != nil {
-			return res, err
-		}
-		res.effects = []harness.Effect{e}
-		switch {
-		case e.Count != 1:
-			res.violation = exactly(e)
-		case final.Outcome != harness.OK:
-			res.invalid = fmt.Sprintf("attempt %d: the delivered retry got no response: %s", final.N, final.Error)
-		case !is2xx(final.Status):
-			res.violation = fmt.Sprintf("attempt %d: the retry returned %d, want 2xx", final.N, final.Status)
-		}
-		return res, nil
+			return ""
+		})
+		return res, err
 	}
 }
 

@@ -117,3 +117,51 @@ func exactly(e harness.Effect) string {
 	}
 	return fmt.Sprintf("%d effects for marker %s, want exactly %d", e.Count, e.Marker, e.Want)
 }
+
+// prepare mints a fresh operation and renders its call.
+func (tr *trial) prepare(seed uint64) (harness.Operation, *harness.Call, error) {
+	op := tr.s.NewOp(seed)
+	call, err := tr.s.Tool().Prepare(op)
+	return op, call, err
+}
+
+// retries makes the faulted attempts of steps (all but the last), then the
+// delivered last one, and judges the result: exactly one effect and a 2xx
+// answer to the delivered retry. A faulted attempt that got a response, or
+// for which fired returns a reason, makes the trial invalid.
+func (tr *trial) retries(res *result, op harness.Operation, call *harness.Call, steps []step,
+	fired func(i int, a harness.Attempt) string) (harness.Attempt, error) {
+	n := len(steps) - 1
+	for i, st := range steps[:n] {
+		a, err := tr.do(call, st.fault, st.delay)
+		if err != nil {
+			return a, err
+		}
+		if res.invalid != "" {
+			continue
+		}
+		if a.Outcome == harness.OK {
+			res.invalid = fmt.Sprintf("attempt %d: a response arrived despite %s", a.N, st.fault.Name())
+		} else {
+			res.invalid = fired(i, a)
+		}
+	}
+	final, err := tr.do(call, nil, steps[n].delay)
+	if err != nil {
+		return final, err
+	}
+	e, err := tr.effect(op.Marker, 1)
+	if err != nil {
+		return final, err
+	}
+	res.effects = []harness.Effect{e}
+	switch {
+	case e.Count != 1:
+		res.violation = exactly(e)
+	case final.Outcome != harness.OK:
+		res.invalid = fmt.Sprintf("attempt %d: the delivered retry got no response: %s", final.N, final.Error)
+	case !is2xx(final.Status):
+		res.violation = fmt.Sprintf("attempt %d: the delivered retry returned %d, want 2xx (the stored result if the tool had committed)", final.N, final.Status)
+	}
+	return final, nil
+}

@@ -1,0 +1,12 @@
+package harness
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package if its tests leave goroutines behind.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
