@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,6 +196,31 @@ func TestByHand(t *testing.T) {
 			require.Equal(t, tc.code, cmd.ProcessState.ExitCode(), "%s\n%s", tc.reason, out)
 		})
 	}
+
+	t.Run("interrupted run leaves no proxy behind", func(t *testing.T) {
+		cmd := exec.Command(filepath.Join(dir, "onceproof"), "certify", "--spec", correct, "--checks", "100000",
+			"--toxiproxy", "http://"+toxiAddr)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		require.NoError(t, cmd.Start())
+		require.Eventually(t, func() bool { return proxies(t, toxiAddr) > 0 }, 10*time.Second, 10*time.Millisecond,
+			"the run never created its proxy")
+		time.Sleep(300 * time.Millisecond) // well inside the scenarios
+		require.NoError(t, cmd.Process.Signal(os.Interrupt))
+		_ = cmd.Wait()
+		require.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), out.String())
+		require.Zero(t, proxies(t, toxiAddr), "proxies left on the toxiproxy-server after SIGINT")
+	})
+}
+
+// proxies counts the proxies a toxiproxy-server holds.
+func proxies(t *testing.T, addr string) int {
+	resp, err := http.Get("http://" + addr + "/proxies")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var m map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+	return len(m)
 }
 
 func TestDemoMatchesDocumentation(t *testing.T) {
