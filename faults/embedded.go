@@ -116,6 +116,16 @@ func (p *embeddedProxy) RemoveToxic(ctx context.Context, name string) error {
 	return nil
 }
 
+func (p *embeddedProxy) SetUpstream(ctx context.Context, upstream string) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	if err := p.p.Update(&toxiproxy.Proxy{Name: p.p.Name, Listen: p.addr, Upstream: upstream, Enabled: true}); err != nil {
+		return fmt.Errorf("proxy %s: set upstream %s: %w", p.Name(), upstream, err)
+	}
+	return nil
+}
+
 func (p *embeddedProxy) SetEnabled(ctx context.Context, enabled bool) error {
 	if err := p.check(); err != nil {
 		return err

@@ -39,6 +39,9 @@ type Proxy interface {
 	AddToxic(ctx context.Context, t Toxic) error
 	// RemoveToxic removes the toxic named name, flushing data it held.
 	RemoveToxic(ctx context.Context, name string) error
+	// SetUpstream points the proxy at a new upstream (a restarted tool
+	// whose port moved); the listening address stays.
+	SetUpstream(ctx context.Context, upstream string) error
 	// SetEnabled closes (false) or reopens (true) the proxy's listener; a
 	// disabled proxy refuses connections.
 	SetEnabled(ctx context.Context, enabled bool) error

@@ -45,9 +45,22 @@ func NewRemote(ctx context.Context, rawURL string) (*Remote, error) {
 // String implements Backend.
 func (r *Remote) String() string { return "remote " + r.url }
 
-// NewProxy implements Backend. A proxy left over from an earlier run with the
-// same name is replaced.
+// NewProxy implements Backend: the proxy listens on an ephemeral port of the
+// server's host. A proxy left over from an earlier run with the same name is
+// replaced.
 func (r *Remote) NewProxy(ctx context.Context, name, upstream string) (Proxy, error) {
+	listen := "0.0.0.0:0"
+	if ip := net.ParseIP(r.host); (ip != nil && ip.IsLoopback()) || r.host == "localhost" {
+		listen = "127.0.0.1:0"
+	}
+	return r.NewProxyAt(ctx, name, listen, upstream, nil)
+}
+
+// NewProxyAt creates a proxy listening on listen (an address inside the
+// server's own network, e.g. "0.0.0.0:20000" in a container). dial maps the
+// address the server reports to the one callers dial (a container's mapped
+// port); nil dials the server's host at the reported port.
+func (r *Remote) NewProxyAt(ctx context.Context, name, listen, upstream string, dial func(listen string) (string, error)) (Proxy, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -56,20 +69,22 @@ func (r *Remote) NewProxy(ctx context.Context, name, upstream string) (Proxy, er
 	if old, err := r.client.Proxy(name); err == nil {
 		_ = old.Delete()
 	}
-	listen := "0.0.0.0:0"
-	if ip := net.ParseIP(r.host); (ip != nil && ip.IsLoopback()) || r.host == "localhost" {
-		listen = "127.0.0.1:0"
-	}
 	p, err := r.client.CreateProxy(name, listen, upstream)
 	if err != nil {
 		return nil, fmt.Errorf("toxiproxy %s: create proxy %q: %w", r.url, name, err)
 	}
-	_, port, err := net.SplitHostPort(p.Listen)
+	if dial == nil {
+		dial = func(listen string) (string, error) {
+			_, port, err := net.SplitHostPort(listen)
+			return net.JoinHostPort(r.host, port), err
+		}
+	}
+	addr, err := dial(p.Listen)
 	if err != nil {
 		_ = p.Delete()
 		return nil, fmt.Errorf("toxiproxy %s: proxy %q listens on %q: %w", r.url, name, p.Listen, err)
 	}
-	rp := &remoteProxy{backend: r, p: p, addr: net.JoinHostPort(r.host, port)}
+	rp := &remoteProxy{backend: r, p: p, addr: addr}
 	r.proxies[name] = rp
 	return rp, nil
 }
@@ -110,6 +125,14 @@ func (p *remoteProxy) AddToxic(ctx context.Context, t Toxic) error {
 func (p *remoteProxy) RemoveToxic(ctx context.Context, name string) error {
 	if err := p.p.RemoveToxic(name); err != nil {
 		return fmt.Errorf("proxy %s: remove toxic %s: %w", p.Name(), name, err)
+	}
+	return nil
+}
+
+func (p *remoteProxy) SetUpstream(ctx context.Context, upstream string) error {
+	p.p.Upstream = upstream
+	if err := p.p.Save(); err != nil {
+		return fmt.Errorf("proxy %s: set upstream %s: %w", p.Name(), upstream, err)
 	}
 	return nil
 }

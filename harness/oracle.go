@@ -51,6 +51,10 @@ type HTTPOracle struct {
 	Pointer Pointer
 	Headers map[string]string
 	Client  *http.Client
+	// Resolve maps the URL's host:port (a container alias) to where this
+	// host reaches it, at every query (a restarted container's port moves);
+	// nil leaves it as written.
+	Resolve func(hostport string) string
 }
 
 // NewHTTPOracle returns an oracle reading pointer count from GET url.
@@ -83,6 +87,9 @@ func (o *HTTPOracle) Count(ctx context.Context, marker string) (int, error) {
 func (o *HTTPOracle) count(ctx context.Context, marker string) (int, error) {
 	url, err := o.URL.Render(Operation{Marker: marker})
 	if err != nil {
+		return 0, err
+	}
+	if url, err = resolveURL(url, o.Resolve); err != nil {
 		return 0, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

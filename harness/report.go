@@ -44,7 +44,11 @@ type ToolReport struct {
 	// Error is set when the tool could not be certified at all (preflight).
 	Error     string           `json:"error,omitempty"`
 	Scenarios []ScenarioReport `json:"scenarios"`
-	Duration  time.Duration    `json:"duration_ns"`
+	// Startup is how long the tool's containers took to be ready (0 for a
+	// tool that was already running); Duration runs from their start to the
+	// verdict.
+	Startup  time.Duration `json:"startup_ns,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // ScenarioReport is one scenario's verdict with its evidence.
@@ -107,7 +111,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		if !t.AgentReady {
 			status = "NOT agent-ready"
 		}
-		fmt.Fprintf(&b, "%s: %s\n", t.Name, status)
+		fmt.Fprintf(&b, "%s: %s", t.Name, status)
+		if t.Startup > 0 {
+			fmt.Fprintf(&b, " (containers ready in %s, verdict after %s)", round(t.Startup), round(t.Duration))
+		}
+		b.WriteString("\n")
 		if t.Error != "" {
 			fmt.Fprintf(&b, "  error: %s\n", t.Error)
 		}

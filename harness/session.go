@@ -51,8 +51,11 @@ func sanitize(s string) string {
 	}, s)
 }
 
-// Close deletes the session's proxy.
-func (s *Session) Close(ctx context.Context) error { return s.proxy.Close(ctx) }
+// Close deletes the session's proxy and releases the oracle's connections.
+func (s *Session) Close(ctx context.Context) error {
+	closeOracle(s.oracle)
+	return s.proxy.Close(ctx)
+}
 
 // Tool returns the tool under test.
 func (s *Session) Tool() Tool { return s.tool }
@@ -233,4 +236,17 @@ func (c *watchedConn) Write(p []byte) (int, error) {
 		c.done()
 	}
 	return n, err
+}
+
+// Restart restarts a crashed tool (a Crasher) and points the proxy at where
+// it now listens.
+func (s *Session) Restart(ctx context.Context) error {
+	c, ok := s.tool.(Crasher)
+	if !ok {
+		panic("harness: Restart on a tool that cannot crash")
+	}
+	if err := c.Restart(ctx); err != nil {
+		return err
+	}
+	return s.proxy.SetUpstream(ctx, s.tool.Upstream())
 }

@@ -96,6 +96,8 @@ type ToolSpec struct {
 	// KeyHeader, KeyFormat, Timeout) and its Oracle already built, Settled
 	// applied.
 	HTTP HTTPConfig
+	// Container is set when the tool runs as a container (Start starts it).
+	Container *ContainerSpec
 
 	file  string         // the spec file, for errors
 	path  string         // the tool's field path, "tools[3]"
@@ -223,9 +225,9 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 var (
 	specFields       = []string{"version", "tools"}
 	transports       = []string{"http"}
-	toolFields       = append([]string{"name"}, append(slices.Clone(transports), "result_id", "oracle")...)
+	toolFields       = append([]string{"name"}, append(slices.Clone(transports), "container", "result_id", "oracle")...)
 	httpFields       = []string{"url", "method", "headers", "body", "key_header", "key_format", "timeout"}
-	oracleFields     = []string{"http", "command", "timeout", "settle"}
+	oracleFields     = []string{"http", "command", "sql", "redis", "timeout", "settle"}
 	oracleHTTPFields = []string{"url", "count", "headers"}
 )
 
@@ -713,6 +715,10 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (ToolSpec, bool) {
 	if f, ok := td.get(fs, "http"); ok {
 		td.http(f)
 	}
+	if f, ok := td.get(fs, "container"); ok {
+		td.container(f)
+		td.checkContainerURL()
+	}
 	if f, ok := td.get(fs, "result_id"); ok {
 		if s, ok := d.str(f); ok {
 			if _, err := ParsePointer(s); err != nil {
@@ -941,22 +947,28 @@ func (d toolDecoder) oracle(f field) Oracle {
 	if f, ok := d.get(fs, "settle"); ok {
 		settle, _ = d.duration(f, true)
 	}
-	hf, isHTTP := d.get(fs, "http")
-	cf, isCommand := d.get(fs, "command")
+	kinds := []string{"http", "command", "sql", "redis"}
+	var set []field
+	for _, k := range kinds {
+		if f, ok := d.get(fs, k); ok {
+			set = append(set, f)
+		}
+	}
+	sort.Slice(set, func(i, j int) bool { return set[i].line < set[j].line })
 	var o Oracle
 	switch {
-	case isHTTP && isCommand:
-		later := hf
-		if cf.line > hf.line {
-			later = cf
-		}
-		d.errorf(later.line, later.path, "an oracle is either http or command, not both")
-	case isHTTP:
-		o = d.httpOracle(hf, timeout)
-	case isCommand:
-		o = d.commandOracle(cf, timeout)
-	default:
-		d.errorf(fs.line, f.path, "want exactly one of http (a count endpoint) or command (a program printing the count)")
+	case len(set) > 1:
+		d.errorf(set[1].line, set[1].path, "an oracle is one of %s; this one is already %s (line %d)", strings.Join(kinds, ", "), set[0].name, set[0].line)
+	case len(set) == 0:
+		d.errorf(fs.line, f.path, "want exactly one of http (a count endpoint), command (a program printing the count), sql (a PostgreSQL query) or redis (a command with an integer reply)")
+	case set[0].name == "http":
+		o = d.httpOracle(set[0], timeout)
+	case set[0].name == "command":
+		o = d.commandOracle(set[0], timeout)
+	case set[0].name == "sql":
+		o = d.sqlOracle(set[0])
+	case set[0].name == "redis":
+		o = d.redisOracle(set[0])
 	}
 	if len(d.errs) > before || o == nil {
 		return nil

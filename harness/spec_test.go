@@ -298,7 +298,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"name must not be empty", spec(`  - name: ""`, "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0].name", "empty"},
 		{"name is letters, digits, -, _ and .", spec(`  - name: "a b"`, "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0].name", `bad tool name "a b"`},
 		{"name must be a string", spec("  - name: [a]", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0].name", "want a string, got a list"},
-		{"an unknown tool field (a future transport) lists the allowed fields", spec("  - name: t", "    mcp: {}", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:4: tools[0].mcp", "unknown field (allowed: name, http, result_id, oracle)"},
+		{"an unknown tool field (a future transport) lists the allowed fields", spec("  - name: t", "    mcp: {}", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:4: tools[0].mcp", "unknown field (allowed: name, http, container, result_id, oracle)"},
 		{"a transport section is required", spec("  - name: t", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0]", "no transport section: want exactly one of: http"},
 		{"an oracle is required", spec("  - name: t", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}"), "spec.yaml:3: tools[0].oracle", "missing: want an oracle"},
 		{"duplicate tool names", spec(
@@ -347,9 +347,9 @@ func TestParseSpecErrors(t *testing.T) {
 
 		// The oracle.
 		{"oracle must be a mapping", spec("  - name: t", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", "    oracle: http://x"), "spec.yaml:5: tools[0].oracle", `want a mapping, got the string "http://x"`},
-		{"an unknown oracle field", withOracle("command: [echo, '1']", "sql: select 1"), "spec.yaml:9: tools[0].oracle.sql", "unknown field (allowed: http, command, timeout, settle)"},
-		{"an oracle needs http or command", withOracle("settle: 1s"), "spec.yaml:7: tools[0].oracle", "want exactly one of http (a count endpoint) or command"},
-		{"an oracle is http or command, not both", withOracle("http: {url: 'http://127.0.0.1:1/{{.Marker}}', count: /n}", "command: [echo, '1']"), "spec.yaml:9: tools[0].oracle.command", "either http or command, not both"},
+		{"an unknown oracle field", withOracle("command: [echo, '1']", "mongo: {}"), "spec.yaml:9: tools[0].oracle.mongo", "unknown field (allowed: http, command, sql, redis, timeout, settle)"},
+		{"an oracle needs http or command", withOracle("settle: 1s"), "spec.yaml:7: tools[0].oracle", "want exactly one of http (a count endpoint), command (a program printing the count), sql"},
+		{"an oracle is http or command, not both", withOracle("http: {url: 'http://127.0.0.1:1/{{.Marker}}', count: /n}", "command: [echo, '1']"), "spec.yaml:9: tools[0].oracle.command", "an oracle is one of http, command, sql, redis; this one is already http (line 8)"},
 		{"unknown oracle.http field", withOracle("http: {url: 'http://127.0.0.1:1/{{.Marker}}', count: /n, method: GET}"), "spec.yaml:8: tools[0].oracle.http.method", "unknown field (allowed: url, count, headers)"},
 		{"oracle.http.url is required", withOracle("http: {count: /n}"), "spec.yaml:8: tools[0].oracle.http.url", "missing"},
 		{"oracle.http.count is required", withOracle("http: {url: 'http://127.0.0.1:1/{{.Marker}}'}"), "spec.yaml:8: tools[0].oracle.http.count", "missing"},

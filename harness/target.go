@@ -88,6 +88,9 @@ func (t ToolSpec) CheckTargets(ctx context.Context, file string, allowRemote boo
 			errs = append(errs, e)
 			return
 		}
+		if t.isContainerAddr(hostPort(u)) {
+			return // one of the tool's own containers
+		}
 		if err := CheckTarget(ctx, hostPort(u), false); err != nil {
 			e := t.locate(file, field, err.Error())
 			e.Kind = ErrRemoteTarget
@@ -101,6 +104,9 @@ func (t ToolSpec) CheckTargets(ctx context.Context, file string, allowRemote boo
 			raw = o.URL.String()
 		}
 		check("oracle.http.url", raw)
+	}
+	if o := storeOracleURL(t.HTTP.Oracle); o != "" {
+		check("oracle", o)
 	}
 	if len(errs) == 1 {
 		return errs[0]
@@ -122,4 +128,18 @@ func httpOracleOf(o Oracle) *HTTPOracle {
 		}
 	}
 	return nil
+}
+
+// storeOracleURL is the DSN or URL of a SQL or Redis oracle o is or wraps.
+func storeOracleURL(o Oracle) string {
+	if s, ok := o.(*settled); ok {
+		o = s.o
+	}
+	switch x := o.(type) {
+	case *SQLOracle:
+		return x.DSN
+	case *RedisOracle:
+		return x.URL
+	}
+	return ""
 }

@@ -60,7 +60,7 @@ func BenchmarkScenario(b *testing.B) {
 			defer s.Close(ctx)
 			cfg := Config{MaxBackoff: 10 * time.Millisecond}
 			draw := drawerFor(id)
-			plans := rapid.Custom(func(t *rapid.T) func(*trial) (result, error) { return draw(t, cfg) })
+			plans := rapid.Custom(func(t *rapid.T) func(*trial) (result, error) { return draw(t, cfg, tool) })
 
 			attempts := 0
 			oracle.n.Store(0)

@@ -21,6 +21,9 @@ import (
 // open starts the backend (if cfg has none) and the tool's session.
 func open(ctx context.Context, tool harness.Tool, cfg Config) (*harness.Session, func(), error) {
 	backend := cfg.Backend
+	if bp, ok := tool.(harness.BackendProvider); ok && bp.Backend() != nil {
+		backend = bp.Backend()
+	}
 	closeBackend := func() {}
 	if backend == nil {
 		e := faults.NewEmbedded()
@@ -48,7 +51,10 @@ func Certify(t *testing.T, tool harness.Tool, cfgs ...Config) {
 	if len(cfgs) > 0 {
 		cfg = cfgs[0]
 	}
-	cfg = cfg.withDefaults()
+	cfg, err := cfg.withDefaults(tool)
+	if err != nil {
+		t.Fatalf("onceproof: %v", err)
+	}
 	ctx := t.Context()
 	s, closeAll, err := open(ctx, tool, cfg)
 	if err != nil {
@@ -75,9 +81,13 @@ func Certify(t *testing.T, tool harness.Tool, cfgs ...Config) {
 // returns the report with its Error set and an error wrapping
 // harness.ErrPreflight.
 func Run(ctx context.Context, tool harness.Tool, cfg Config) (harness.ToolReport, error) {
-	cfg = cfg.withDefaults()
 	start := time.Now()
 	rep := harness.ToolReport{Name: tool.Name()}
+	cfg, err := cfg.withDefaults(tool)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep, err
+	}
 	s, closeAll, err := open(ctx, tool, cfg)
 	if err != nil {
 		rep.Error = err.Error()

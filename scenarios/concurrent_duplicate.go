@@ -14,7 +14,7 @@ import (
 // concurrentDuplicate: attempts with one key arrive at the tool together,
 // either n of them released through a barrier (a hold on the proxy), or a
 // timed-out original held until its retry is sent.
-func concurrentDuplicate(t *rapid.T, cfg Config) func(*trial) (result, error) {
+func concurrentDuplicate(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, error) {
 	seed := drawSeed(t, "payload")
 	overlap := rapid.Bool().Draw(t, "held-original")
 	n := 2

@@ -11,7 +11,7 @@ import (
 
 // distinctKeys: two operations whose requests are byte-identical except for
 // the key (same marker) must make two effects.
-func distinctKeys(t *rapid.T, cfg Config) func(*trial) (result, error) {
+func distinctKeys(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, error) {
 	seed := drawSeed(t, "payload")
 	delay := drawDelay(t, 0, cfg.MaxBackoff, "delay-second")
 	plan := fmt.Sprintf("two operations with identical requests but distinct keys, the second after %s", delay)

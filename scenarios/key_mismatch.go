@@ -9,7 +9,7 @@ import (
 
 // keyMismatch: after a success, the same key with a different payload (other
 // draws and a second marker) must be refused with a 4xx and add no effect.
-func keyMismatch(t *rapid.T, cfg Config) func(*trial) (result, error) {
+func keyMismatch(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, error) {
 	seed := drawSeed(t, "payload")
 	seed2 := drawSeed(t, "payload-reused")
 	if seed2 == seed {

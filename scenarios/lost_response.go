@@ -11,7 +11,7 @@ import (
 
 // lostResponse: the tool commits, the response is lost 1–3 times, then a
 // retry is delivered; then one more replay with the same key.
-func lostResponse(t *rapid.T, cfg Config) func(*trial) (result, error) {
+func lostResponse(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, error) {
 	seed := drawSeed(t, "payload")
 	n := rapid.IntRange(1, 3).Draw(t, "lost")
 	steps := make([]step, 0, n+1)

@@ -15,7 +15,7 @@ const tornMarker = "torn-request"
 
 // preServerError: 1–3 attempts that never or only partly reach the tool,
 // then a delivered one.
-func preServerError(t *rapid.T, cfg Config) func(*trial) (result, error) {
+func preServerError(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, error) {
 	seed := drawSeed(t, "payload")
 	n := rapid.IntRange(1, 3).Draw(t, "failures")
 	var kinds []string

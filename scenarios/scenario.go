@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sync"
@@ -23,11 +24,16 @@ const (
 	ConcurrentDuplicate ID = "concurrent-duplicate"
 	KeyMismatch         ID = "key-mismatch"
 	DistinctKeys        ID = "distinct-keys"
+	// CrashRestart needs a tool that can crash (a container).
+	CrashRestart ID = "crash-restart"
+	// DependencyFault needs a tool whose dependency links are proxied (a
+	// container with the Toxiproxy container).
+	DependencyFault ID = "dependency-fault"
 )
 
 // All returns every scenario id in the order they run.
 func All() []ID {
-	return []ID{LostResponse, PreServerError, ConcurrentDuplicate, KeyMismatch, DistinctKeys}
+	return []ID{LostResponse, PreServerError, ConcurrentDuplicate, KeyMismatch, DistinctKeys, CrashRestart, DependencyFault}
 }
 
 // ParseID returns the scenario named s, or an error listing the ids.
@@ -40,9 +46,40 @@ func ParseID(s string) (ID, error) {
 	return "", fmt.Errorf("unknown scenario %q (want one of %v)", s, All())
 }
 
+// ErrNotApplicable marks a scenario asked for a tool that cannot run it
+// (crash-restart for a tool that is not a container, ...).
+var ErrNotApplicable = errors.New("scenario not applicable")
+
+// Applicable returns the scenarios tool can run: the five HTTP scenarios for
+// every tool, crash-restart for tools that can crash, dependency-fault for
+// tools with proxied dependency links.
+func Applicable(tool harness.Tool) []ID {
+	var ids []ID
+	for _, id := range All() {
+		if applies(id, tool) == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func applies(id ID, tool harness.Tool) error {
+	switch id {
+	case CrashRestart:
+		if _, ok := tool.(harness.Crasher); !ok {
+			return fmt.Errorf("%w: %s needs a tool that runs as a container", ErrNotApplicable, id)
+		}
+	case DependencyFault:
+		if l, ok := tool.(harness.Linked); !ok || len(l.Links()) == 0 {
+			return fmt.Errorf("%w: %s needs a container tool with a proxied dependency (toxiproxy: container)", ErrNotApplicable, id)
+		}
+	}
+	return nil
+}
+
 // drawer draws a whole plan (rapid's Draw is not goroutine-safe, so nothing is
 // drawn while the plan runs) and returns the function that executes it.
-type drawer func(t *rapid.T, cfg Config) func(*trial) (result, error)
+type drawer func(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, error)
 
 func drawerFor(id ID) drawer {
 	switch id {
@@ -56,13 +93,17 @@ func drawerFor(id ID) drawer {
 		return keyMismatch
 	case DistinctKeys:
 		return distinctKeys
+	case CrashRestart:
+		return crashRestart
+	case DependencyFault:
+		return dependencyFault
 	}
 	panic(fmt.Sprintf("scenarios: unknown scenario %q", id))
 }
 
 // Config tunes a certification.
 type Config struct {
-	// Scenarios to run; nil means All.
+	// Scenarios to run; nil means every scenario Applicable to the tool.
 	Scenarios []ID
 	// MaxBackoff is the longest retry delay drawn (default 250ms).
 	MaxBackoff time.Duration
@@ -74,14 +115,19 @@ type Config struct {
 	Repro func(id ID, seed uint64) string
 }
 
-func (c Config) withDefaults() Config {
+func (c Config) withDefaults(tool harness.Tool) (Config, error) {
 	if c.Scenarios == nil {
-		c.Scenarios = All()
+		c.Scenarios = Applicable(tool)
+	}
+	for _, id := range c.Scenarios {
+		if err := applies(id, tool); err != nil {
+			return c, err
+		}
 	}
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = DefaultMaxBackoff
 	}
-	return c
+	return c, nil
 }
 
 // recorder collects what the trials of one scenario measured. Counts stop at
@@ -107,7 +153,7 @@ func (r *recorder) err() error {
 func property(ctx context.Context, s *harness.Session, id ID, cfg Config, rec *recorder) func(*rapid.T) {
 	draw := drawerFor(id)
 	return func(t *rapid.T) {
-		exec := draw(t, cfg)
+		exec := draw(t, cfg, s.Tool())
 		if err := rec.err(); err != nil {
 			t.Fatalf("harness error: %v", err)
 		}

@@ -97,12 +97,24 @@ func (tr *trial) effect(marker string, want int) (harness.Effect, error) {
 // settleRetry repeats call while the tool answers 409 (a duplicate still in
 // flight), as an agent would, up to twice the tool's timeout.
 func (tr *trial) settleRetry(call *harness.Call, backoff time.Duration) (harness.Attempt, error) {
+	return tr.retryWhile(call, backoff, func(a harness.Attempt) bool { return a.Status == 409 })
+}
+
+// deliver repeats call while the attempt failed in a way an agent retries
+// (no response, 409, 5xx), up to twice the tool's timeout plus a second.
+func (tr *trial) deliver(call *harness.Call, backoff time.Duration) (harness.Attempt, error) {
+	return tr.retryWhile(call, backoff, func(a harness.Attempt) bool {
+		return a.Outcome != harness.OK || a.Status == 409 || a.Status/100 == 5
+	})
+}
+
+func (tr *trial) retryWhile(call *harness.Call, backoff time.Duration, again func(harness.Attempt) bool) (harness.Attempt, error) {
 	limit := time.Now().Add(2*tr.s.Tool().Timeout() + time.Second)
 	wait := max(backoff, 5*time.Millisecond)
-	var delay time.Duration
+	delay := backoff
 	for {
 		a, err := tr.do(call, nil, delay)
-		if err != nil || a.Status != 409 || time.Now().After(limit) {
+		if err != nil || !again(a) || time.Now().After(limit) {
 			return a, err
 		}
 		delay, wait = wait, min(wait*2, 250*time.Millisecond)
@@ -164,4 +176,28 @@ func (tr *trial) retries(res *result, op harness.Operation, call *harness.Call, 
 		res.violation = fmt.Sprintf("attempt %d: the delivered retry returned %d, want 2xx (the stored result if the tool had committed)", final.N, final.Status)
 	}
 	return final, nil
+}
+
+// waitCount polls the oracle until marker's count reaches want or d passes.
+func (tr *trial) waitCount(marker string, want int, d time.Duration) (bool, error) {
+	deadline := time.Now().Add(d)
+	for {
+		n, err := tr.count(marker)
+		if err != nil || n >= want {
+			return err == nil, err
+		}
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		if err := tr.sleep(5 * time.Millisecond); err != nil {
+			return false, err
+		}
+	}
+}
+
+// amend changes the recorded attempt number n.
+func (tr *trial) amend(n int, f func(*harness.Attempt)) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	f(&tr.attempts[n-1])
 }

@@ -90,7 +90,9 @@ func exitCode(ctx context.Context, err error) int {
 		return exitInterrupted
 	case errors.As(err, &ue), errors.Is(err, flag.ErrHelp), errors.Is(err, harness.ErrSpec), errors.Is(err, harness.ErrRemoteTarget):
 		return exitUsage
-	case errors.Is(err, harness.ErrPreflight), errors.Is(err, harness.ErrUnreachable):
+	case errors.Is(err, scenarios.ErrNotApplicable):
+		return exitUsage
+	case errors.Is(err, harness.ErrPreflight), errors.Is(err, harness.ErrUnreachable), errors.Is(err, harness.ErrNoDocker):
 		return exitUnreachable
 	}
 	return exitUnreachable
@@ -202,6 +204,15 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	specPath := fs.String("spec", "", "spec file (YAML, version: 1)")
 	toxiproxyURL := fs.String("toxiproxy", "", "drive a toxiproxy-server at this URL instead of the embedded one")
 	allowRemote := fs.Bool("allow-remote", false, "allow tools and oracles that are not on loopback (onceproof duplicates writes on purpose)")
+	localImages := fs.Bool("local-images", false, "run container images only from local builds (postgres, redis and toxiproxy map to the images `make images` builds); never pull")
+	var imageMap []string
+	fs.Func("image", "NAME=LOCAL: run image NAME as the local image LOCAL (repeatable; implies --local-images)", func(s string) error {
+		if name, local, ok := strings.Cut(s, "="); !ok || name == "" || local == "" {
+			return fmt.Errorf("want NAME=LOCAL, got %q", s)
+		}
+		imageMap = append(imageMap, s)
+		return nil
+	})
 	if err := parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stdout, "Usage: onceproof certify --spec FILE [flags]")
@@ -234,17 +245,21 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			selected = append(selected, ts)
 		}
 	}
-	tools := make([]harness.Tool, 0, len(selected))
 	for _, ts := range selected {
 		if err := ts.CheckTargets(ctx, spec.Path, *allowRemote); err != nil {
 			return 0, err
 		}
-		tool, err := ts.Tool()
-		if err != nil {
-			return 0, err
+		if !ts.IsContainer() {
+			if _, err := ts.Tool(); err != nil {
+				return 0, err
+			}
 		}
-		tools = append(tools, tool)
 	}
+	envOpts, closeDocker, err := containerOptions(ctx, selected, *localImages || len(imageMap) > 0, imageMap, stderr)
+	if err != nil {
+		return 0, err
+	}
+	defer closeDocker()
 
 	var backend faults.Backend
 	if *toxiproxyURL != "" {
@@ -277,11 +292,10 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 	}
 	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
-	for _, tool := range tools {
-		fmt.Fprintf(stderr, "certifying %s (%d checks per scenario, seed %d)\n", tool.Name(), c.checks, c.seed)
-		tr, err := scenarios.Run(ctx, tool, scenarios.Config{
-			Scenarios: c.scenarios, MaxBackoff: c.maxBackoff, Backend: backend, Repro: repro(tool.Name()),
-		})
+	for _, ts := range selected {
+		tr, err := certifyTool(ctx, ts, envOpts, scenarios.Config{
+			Scenarios: c.scenarios, MaxBackoff: c.maxBackoff, Backend: backend, Repro: repro(ts.Name),
+		}, c, stderr)
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
@@ -294,6 +308,59 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return 0, err
 	}
 	return verdictCode(report), nil
+}
+
+// certifyTool starts ts (its containers, if any), certifies it and removes
+// what it started, whatever happens. The report's Duration runs from the
+// start of the containers to the verdict.
+func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOptions, cfg scenarios.Config, c common, stderr io.Writer) (harness.ToolReport, error) {
+	began := time.Now()
+	fmt.Fprintf(stderr, "certifying %s (%d checks per scenario, seed %d)\n", ts.Name, c.checks, c.seed)
+	tool, stop, err := ts.Start(ctx, envOpts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return harness.ToolReport{Name: ts.Name}, ctx.Err()
+		}
+		return harness.ToolReport{Name: ts.Name, Error: err.Error()}, err
+	}
+	defer stop(context.Background())
+	startup := time.Since(began)
+	if ts.IsContainer() {
+		fmt.Fprintf(stderr, "  containers ready in %s\n", startup.Round(time.Millisecond))
+	}
+	tr, err := scenarios.Run(ctx, tool, cfg)
+	if ts.IsContainer() {
+		tr.Startup = startup
+	}
+	tr.Duration = time.Since(began)
+	return tr, err
+}
+
+// containerOptions prepares the container environment of the selected tools:
+// a Docker engine must answer (else an error wrapping harness.ErrNoDocker),
+// and with local set, images come only from local builds.
+func containerOptions(ctx context.Context, selected []harness.ToolSpec, local bool, imageMap []string, log io.Writer) (harness.EnvOptions, func(), error) {
+	opts := harness.EnvOptions{Log: log}
+	need := false
+	for _, ts := range selected {
+		need = need || ts.IsContainer()
+	}
+	if !need {
+		return opts, func() {}, nil
+	}
+	docker, err := harness.DockerClient(ctx)
+	if err != nil {
+		return opts, nil, fmt.Errorf("%w (the spec runs tools as containers; start Docker or certify a running tool by its URL)", err)
+	}
+	if local {
+		m := harness.DefaultLocalImages()
+		for _, kv := range imageMap {
+			name, l, _ := strings.Cut(kv, "=")
+			m[name] = l
+		}
+		opts.Images = harness.LocalImages{Map: m, Docker: docker}
+	}
+	return opts, func() { _ = docker.Close() }, nil
 }
 
 // verdictCode is the exit code a finished report earns.

@@ -1,0 +1,92 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/harness"
+)
+
+// crashRestart: the tool commits, its response is swallowed, and its
+// container is killed (SIGKILL) before the response is delivered; the
+// container is restarted and the retry arrives. Whatever the tool kept only
+// in memory is gone, so a tool whose dedupe records lived there duplicates.
+func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, error) {
+	seed := drawSeed(t, "payload")
+	retryDelay := drawDelay(t, 0, cfg.MaxBackoff, "delay-retry")
+	plan := fmt.Sprintf("the tool commits, its response is swallowed, its container is killed and restarted, then a retry after %s", retryDelay)
+
+	return func(tr *trial) (result, error) {
+		res := result{plan: plan}
+		op, call, err := tr.prepare(seed)
+		if err != nil {
+			return res, err
+		}
+		crasher := tr.s.Tool().(harness.Crasher)
+		swallow := faults.LoseResponse{Mode: faults.LoseBlackhole}
+		disarm, err := tr.s.Arm(tr.ctx, swallow)
+		if err != nil {
+			return res, err
+		}
+		done := make(chan harness.Attempt, 1)
+		go func() { done <- tr.send(call, swallow.Name()+" + crash", 0, nil) }()
+
+		// Kill the tool only once its effect is visible: the commit happened.
+		committed, err := tr.waitCount(op.Marker, 1, tr.s.Tool().Timeout())
+		crashAt := time.Since(tr.origin)
+		if err == nil && committed {
+			err = crasher.Crash(tr.ctx)
+		}
+		original := <-done
+		if derr := disarm(tr.ctx); err == nil {
+			err = derr
+		}
+		if err != nil {
+			return res, err
+		}
+		if !committed {
+			res.invalid = fmt.Sprintf("attempt %d: the oracle saw no commit within the caller's timeout, so the crash was not tried", original.N)
+			return res, nil
+		}
+		if original.Outcome == harness.OK && original.End < crashAt {
+			res.invalid = fmt.Sprintf("attempt %d: a response arrived before the crash", original.N)
+		}
+
+		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Start: time.Since(tr.origin), Before: 1}
+		if err := tr.s.Restart(tr.ctx); err != nil {
+			return res, err
+		}
+		restart.End = time.Since(tr.origin)
+		survived, err := tr.count(op.Marker)
+		if err != nil {
+			return res, err
+		}
+		restart.After = survived
+		tr.record(restart)
+		if survived != 1 && res.invalid == "" {
+			res.invalid = fmt.Sprintf("the committed effect did not survive the restart (oracle count %d): the tool is not durable, exactly-once cannot be shown", survived)
+		}
+
+		final, err := tr.deliver(call, retryDelay)
+		if err != nil {
+			return res, err
+		}
+		e, err := tr.effect(op.Marker, 1)
+		if err != nil {
+			return res, err
+		}
+		res.effects = []harness.Effect{e}
+		switch {
+		case e.Count != 1:
+			res.violation = exactly(e) + " after a crash and restart"
+		case final.Outcome != harness.OK:
+			res.invalid = fmt.Sprintf("attempt %d: the retry after the restart got no response: %s", final.N, final.Error)
+		case !is2xx(final.Status):
+			res.violation = fmt.Sprintf("attempt %d: the retry after the restart returned %d, want the stored 2xx result", final.N, final.Status)
+		}
+		return res, nil
+	}
+}
