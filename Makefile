@@ -1,7 +1,14 @@
-# onceproof — common tasks. The README's two commands need none of this.
+# onceproof — common tasks. `make test` is the README's test command.
 GO ?= go
 
-.PHONY: all build test race vet fmt bench soak demo ci clean
+# No registry here: testcontainers must not start its reaper (its image would
+# be pulled); inside a container, mapped ports are reached on loopback.
+export TESTCONTAINERS_RYUK_DISABLED := true
+ifneq ($(wildcard /.dockerenv),)
+export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
+endif
+
+.PHONY: all build test deps images vet fmt bench soak demo ci clean
 
 all: vet test
 
@@ -9,8 +16,13 @@ build:
 	CGO_ENABLED=0 $(GO) build -o bin/onceproof ./cmd/onceproof
 	CGO_ENABLED=0 $(GO) build -o bin/onceproof-fixture ./cmd/onceproof-fixture
 
-test:
-	$(GO) test -race ./...
+# Installs the Debian packages the tests need (when missing), builds the
+# images the container tests run, then runs every test.
+test: images
+	$(GO) test -race -timeout 30m ./...
+
+deps:
+	bash .ci/deps
 
 vet:
 	$(GO) vet ./...
@@ -21,13 +33,13 @@ fmt:
 
 # Speed targets: trials/second per scenario against the correct fixture, and
 # the ratio to the floor (the same number of bare loopback HTTP requests).
-bench:
+bench: images
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # The fixture verdicts, repeated: every fixture must get its documented
 # verdicts every time.
-soak:
-	ONCEPROOF_SOAK=50 $(GO) test -race -run 'TestFixtureVerdicts' -count=1 -timeout 60m ./scenarios/
+soak: images
+	ONCEPROOF_SOAK=50 $(GO) test -race -run 'TestFixtureVerdicts|TestCrashRestartCatchesMemoryDedupeEveryRun' -count=1 -timeout 120m ./scenarios/
 
 demo:
 	$(GO) run ./cmd/onceproof demo
@@ -37,3 +49,8 @@ ci:
 
 clean:
 	rm -rf bin
+
+# Build every container image the project uses, locally (no registry needed);
+# fast when nothing changed.
+images: deps
+	$(GO) run ./cmd/onceproof-images

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -153,8 +154,10 @@ func StartEnv(ctx context.Context, spec ContainerSpec, opts EnvOptions) (env *En
 		}
 	}()
 	// Remove what killed runs of onceproof left behind before adding more.
-	if err := Sweep(ctx, docker); err != nil {
+	if n, err := Sweep(ctx, docker); err != nil {
 		e.logf("sweep: %v", err)
+	} else if n > 0 {
+		e.logf("removed %d containers and networks that killed runs left behind", n)
 	}
 	if e.net, err = network.New(ctx, network.WithLabels(e.labels())); err != nil {
 		return nil, fmt.Errorf("container network: %w", err)
@@ -474,6 +477,14 @@ func DockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
 		// would need an image pulled from a registry.
 		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	}
+	// testcontainers falls back to the default socket when DOCKER_HOST does
+	// not answer; a DOCKER_HOST that names no engine is a mistake to report,
+	// not a reason to drive another engine.
+	if h := os.Getenv("DOCKER_HOST"); h != "" {
+		if err := dialDockerHost(ctx, h); err != nil {
+			return nil, fmt.Errorf("%w: DOCKER_HOST=%s: %w", ErrNoDocker, h, err)
+		}
+	}
 	c, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoDocker, err)
@@ -487,16 +498,38 @@ func DockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
 	return c, nil
 }
 
+// dialDockerHost checks that a DOCKER_HOST address accepts connections.
+func dialDockerHost(ctx context.Context, h string) error {
+	u, err := url.Parse(h)
+	if err != nil {
+		return err
+	}
+	network, addr := "tcp", u.Host
+	switch u.Scheme {
+	case "unix":
+		network, addr = "unix", u.Path
+	case "tcp", "http", "https":
+	default:
+		return nil // ssh:// and friends: leave them to the Docker client
+	}
+	c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, addr)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
 // Sweep removes the containers and networks of onceproof runs whose process
-// is gone (a run killed before it could clean up). Runs of live processes,
-// and of other hosts, are left alone.
-func Sweep(ctx context.Context, docker *testcontainers.DockerClient) error {
+// is gone (a run killed before it could clean up) and returns how many it
+// removed. Runs of live processes, and of other hosts, are left alone.
+func Sweep(ctx context.Context, docker *testcontainers.DockerClient) (int, error) {
 	host, _ := os.Hostname()
 	f := client.Filters{}.Add("label", LabelOwner+"=true")
 	cs, err := docker.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
-		return err
+		return 0, err
 	}
+	removed := 0
 	var errs []error
 	for _, c := range cs.Items {
 		if !orphan(c.Labels, host) {
@@ -504,11 +537,13 @@ func Sweep(ctx context.Context, docker *testcontainers.DockerClient) error {
 		}
 		if _, err := docker.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		removed++
 	}
 	ns, err := docker.NetworkList(ctx, client.NetworkListOptions{Filters: f})
 	if err != nil {
-		return errors.Join(append(errs, err)...)
+		return removed, errors.Join(append(errs, err)...)
 	}
 	for _, n := range ns.Items {
 		if !orphan(n.Labels, host) {
@@ -516,9 +551,11 @@ func Sweep(ctx context.Context, docker *testcontainers.DockerClient) error {
 		}
 		if _, err := docker.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		removed++
 	}
-	return errors.Join(errs...)
+	return removed, errors.Join(errs...)
 }
 
 // orphan reports whether labels name a run on host whose process is gone.

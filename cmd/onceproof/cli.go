@@ -38,6 +38,7 @@ const usage = `onceproof certifies write tools as agent-ready.
 Usage:
   onceproof demo [flags]       certify the built-in fixture tools (no Docker, no config)
   onceproof certify [flags]    certify the tools of a spec file
+  onceproof sweep              remove containers and networks that killed runs left behind
   onceproof version
 
 Run "onceproof COMMAND -h" for a command's flags.
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = certify(ctx, args[1:], stdout, stderr)
 	case "demo":
 		code, err = demo(ctx, args[1:], stdout, stderr)
+	case "sweep":
+		code, err = sweep(ctx, args[1:], stdout)
 	case "version":
 		fmt.Fprintf(stdout, "onceproof %s\n", version)
 		return exitOK
@@ -361,6 +364,25 @@ func containerOptions(ctx context.Context, selected []harness.ToolSpec, local bo
 		opts.Images = harness.LocalImages{Map: m, Docker: docker}
 	}
 	return opts, func() { _ = docker.Close() }, nil
+}
+
+// sweep removes what onceproof runs killed before they could clean up left
+// behind (containers and networks whose owning process is gone).
+func sweep(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+	if len(args) > 0 {
+		return 0, usagef("sweep: unexpected argument %q", args[0])
+	}
+	docker, err := harness.DockerClient(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer docker.Close()
+	n, err := harness.Sweep(ctx, docker)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stdout, "removed %d containers and networks of finished runs\n", n)
+	return exitOK, nil
 }
 
 // verdictCode is the exit code a finished report earns.
