@@ -1,13 +1,23 @@
 // Command onceproof-fixture serves one fixture tool (see package fixtures)
-// on a TCP address, for trying the onceproof harness by hand.
+// on a TCP address, for trying the onceproof harness by hand and for
+// certifying the store-backed tools in containers.
 //
 // Usage:
 //
 //	onceproof-fixture --kind correct --listen 127.0.0.1:8080 [--work 2ms]
+//	onceproof-fixture --kind correct-postgres --listen 0.0.0.0:8080 --postgres postgres://...
+//	onceproof-fixture --kind correct-redis --listen 0.0.0.0:8080 --redis redis://redis:6379/0
 //
-// It prints "listening on http://ADDR" to stdout once it accepts
-// connections, and shuts down gracefully on SIGINT or SIGTERM. A bad flag or
-// an unknown kind exits with status 2.
+// Flags not given on the command line fall back to the environment: --kind
+// to ONCEPROOF_FIXTURE_KIND, --listen to ONCEPROOF_FIXTURE_LISTEN,
+// --postgres to DATABASE_URL and --redis to REDIS_URL.
+//
+// A store-backed kind retries reaching its store for up to
+// --connect-timeout (30s), logging why on stderr, and creates its schema. It
+// prints "listening on http://ADDR" to stdout only once that is done and it
+// accepts connections, and shuts down gracefully on SIGINT or SIGTERM. A bad
+// flag, an unknown kind or a missing or unparsable store address exits with
+// status 2; a store that cannot be reached in time, with status 1.
 package main
 
 import (
@@ -43,21 +53,37 @@ func main() {
 }
 
 // run parses args, serves the fixture until ctx is done and returns the exit
-// status.
+// status. Flags that are not given fall back to the process environment.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runEnv(ctx, args, os.Getenv, stdout, stderr)
+}
+
+// Environment fallbacks of the flags.
+const (
+	envKind     = "ONCEPROOF_FIXTURE_KIND"
+	envListen   = "ONCEPROOF_FIXTURE_LISTEN"
+	envPostgres = "DATABASE_URL"
+	envRedis    = "REDIS_URL"
+)
+
+// runEnv is run with getenv for the environment fallbacks.
+func runEnv(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "onceproof-fixture"
-	kinds := make([]string, 0, len(fixtures.Kinds()))
-	for _, k := range fixtures.Kinds() {
+	var kinds []string
+	for _, k := range append(fixtures.Kinds(), fixtures.StoreKinds()...) {
 		kinds = append(kinds, string(k))
 	}
 
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	kindName := fs.String("kind", string(fixtures.Correct), "fixture kind: "+strings.Join(kinds, ", "))
-	listen := fs.String("listen", "127.0.0.1:8080", "TCP address to listen on (port 0 picks a free port)")
+	kindName := fs.String("kind", string(fixtures.Correct), "fixture kind (env "+envKind+"): "+strings.Join(kinds, ", "))
+	listen := fs.String("listen", "127.0.0.1:8080", "TCP address to listen on, port 0 picks a free port (env "+envListen+")")
 	work := fs.Duration("work", fixtures.DefaultWork, "how long the tool works between deciding to act and committing")
+	postgres := fs.String("postgres", "", "PostgreSQL DSN, for the kinds that need it (env "+envPostgres+")")
+	redisURL := fs.String("redis", "", "Redis URL redis://host:port/db, for the kinds that need it (env "+envRedis+")")
+	connectTimeout := fs.Duration("connect-timeout", 30*time.Second, "how long to retry reaching the store at startup")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s --kind KIND --listen ADDR [--work DURATION]\n\n", name)
+		fmt.Fprintf(stderr, "usage: %s --kind KIND --listen ADDR [--work DURATION] [--postgres DSN] [--redis URL]\n\n", name)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -70,6 +96,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: unexpected arguments: %s\n", name, strings.Join(fs.Args(), " "))
 		return exitUsage
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, fb := range []struct {
+		flag string
+		env  string
+		dst  *string
+	}{{"kind", envKind, kindName}, {"listen", envListen, listen}, {"postgres", envPostgres, postgres}, {"redis", envRedis, redisURL}} {
+		if v := getenv(fb.env); !given[fb.flag] && v != "" {
+			*fb.dst = v
+		}
+	}
+
 	kind, err := fixtures.ParseKind(*kindName)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -79,10 +117,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: --work must be positive, got %v\n", name, *work)
 		return exitUsage
 	}
+	if *connectTimeout <= 0 {
+		fmt.Fprintf(stderr, "%s: --connect-timeout must be positive, got %v\n", name, *connectTimeout)
+		return exitUsage
+	}
+	if kind.NeedsPostgres() && *postgres == "" {
+		fmt.Fprintf(stderr, "%s: kind %s needs a PostgreSQL DSN: pass --postgres or set %s\n", name, kind, envPostgres)
+		return exitUsage
+	}
+	if kind.NeedsRedis() && *redisURL == "" {
+		fmt.Fprintf(stderr, "%s: kind %s needs a Redis URL: pass --redis or set %s\n", name, kind, envRedis)
+		return exitUsage
+	}
 
-	srv, err := fixtures.Start(kind, *listen, fixtures.Options{Work: *work})
+	opts := fixtures.Options{
+		Work:           *work,
+		Postgres:       *postgres,
+		Redis:          *redisURL,
+		ConnectTimeout: *connectTimeout,
+		Log:            stderr,
+	}
+	srv, err := fixtures.StartContext(ctx, kind, *listen, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		if errors.Is(err, fixtures.ErrBadOptions) {
+			return exitUsage
+		}
 		return exitError
 	}
 	fmt.Fprintf(stderr, "%s: kind %s (work %v): %s\n", name, kind, *work, fixtures.Description(kind))
