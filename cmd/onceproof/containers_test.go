@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -94,11 +96,11 @@ func TestContainerCertifyByHand(t *testing.T) {
 		t.Run("interrupted by "+sig.String(), func(t *testing.T) {
 			cmd := exec.Command(bin, "certify", "--spec", containerSpec, "--tool", "tickets-memory-dedupe", "--local-images", "--checks", "1000")
 			cmd.Env = env
-			var out bytes.Buffer
+			var out syncBuffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			require.NoError(t, cmd.Start())
 			pid := cmd.Process.Pid
-			require.Eventually(t, func() bool { return bytes.Contains(out.Bytes(), []byte("containers ready")) },
+			require.Eventually(t, func() bool { return strings.Contains(out.String(), "containers ready") },
 				2*time.Minute, 50*time.Millisecond, "containers never came up: %s", &out)
 			time.Sleep(500 * time.Millisecond) // inside the scenarios
 			require.NoError(t, cmd.Process.Signal(sig))
@@ -116,4 +118,23 @@ func TestContainerCertifyByHand(t *testing.T) {
 			require.Zero(t, containersOf(t, pid), "sweep removes what the killed run left: %s", so)
 		})
 	}
+}
+
+// syncBuffer is a bytes.Buffer a child process writes to while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
