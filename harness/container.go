@@ -318,6 +318,16 @@ func (e *Env) startToxiproxy(ctx context.Context) error {
 	return nil
 }
 
+// ToolImage names the image the tool container runs (after substitution)
+// and its ID, the digest of the build that was certified.
+func (e *Env) ToolImage(ctx context.Context) (image, digest string, err error) {
+	info, err := e.tool.Inspect(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("inspect %s: %w", e.spec.Tool.Name, err)
+	}
+	return e.spec.Tool.Image, info.Image, nil
+}
+
 // Startup is how long StartEnv took.
 func (e *Env) Startup() time.Duration { return e.startup }
 

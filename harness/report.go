@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,6 +45,11 @@ type ToolReport struct {
 	// Error is set when the tool could not be certified at all (preflight).
 	Error     string           `json:"error,omitempty"`
 	Scenarios []ScenarioReport `json:"scenarios"`
+	// ToolVersion, Image and ImageDigest identify the build that was
+	// certified, when known (a container tool's image and its digest).
+	ToolVersion string `json:"tool_version,omitempty"`
+	Image       string `json:"image,omitempty"`
+	ImageDigest string `json:"image_digest,omitempty"`
 	// Startup is how long the tool's containers took to be ready (0 for a
 	// tool that was already running); Duration runs from their start to the
 	// verdict.
@@ -66,6 +72,9 @@ type ScenarioReport struct {
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
 	Repro          string          `json:"repro,omitempty"`
 	Duration       time.Duration   `json:"duration_ns"`
+	// Baseline is "known-failure" or "stale" when a baseline lists this
+	// scenario (see Baseline.Apply).
+	Baseline string `json:"baseline,omitempty"`
 }
 
 // Counterexample is the smallest failing trial found: its plan, what went
@@ -104,12 +113,32 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // WriteText writes r for people: a verdict line per tool and scenario, and
 // for each failure its counterexample and the command that replays it.
-func (r *Report) WriteText(w io.Writer) error {
+func (r *Report) WriteText(w io.Writer) error { return r.WriteTextColor(w, false) }
+
+// ANSI colours for WriteTextColor.
+const (
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiDim    = "\x1b[2m"
+	ansiBold   = "\x1b[1m"
+	ansiReset  = "\x1b[0m"
+)
+
+// WriteTextColor is WriteText with ANSI colours when color is set (for a
+// terminal that did not ask for NO_COLOR).
+func (r *Report) WriteTextColor(w io.Writer, color bool) error {
+	paint := func(code, s string) string {
+		if !color {
+			return s
+		}
+		return code + s + ansiReset
+	}
 	var b strings.Builder
 	for _, t := range r.Tools {
-		status := "agent-ready"
+		status := paint(ansiGreen+ansiBold, "agent-ready")
 		if !t.AgentReady {
-			status = "NOT agent-ready"
+			status = paint(ansiRed+ansiBold, "NOT agent-ready")
 		}
 		fmt.Fprintf(&b, "%s: %s", t.Name, status)
 		if t.Startup > 0 {
@@ -120,7 +149,25 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  error: %s\n", t.Error)
 		}
 		for _, s := range t.Scenarios {
-			fmt.Fprintf(&b, "  %-22s %-7s %d checks, %d valid trials, seed %d\n", s.ID, verdictWord(s.Verdict), s.Checks, s.ValidTrials, s.Seed)
+			word := fmt.Sprintf("%-7s", verdictWord(s.Verdict))
+			switch {
+			case s.Baseline == BaselineKnown:
+				word = paint(ansiDim, word)
+			case s.Verdict == Pass:
+				word = paint(ansiGreen, word)
+			case s.Verdict == Fail:
+				word = paint(ansiRed, word)
+			default:
+				word = paint(ansiYellow, word)
+			}
+			fmt.Fprintf(&b, "  %-22s %s %d checks, %d valid trials, seed %d", s.ID, word, s.Checks, s.ValidTrials, s.Seed)
+			switch s.Baseline {
+			case BaselineKnown:
+				b.WriteString(" (known failure: baseline)")
+			case BaselineStale:
+				b.WriteString(paint(ansiYellow, " (STALE baseline entry: it passes now, remove it)"))
+			}
+			b.WriteString("\n")
 			if s.Reason != "" {
 				fmt.Fprintf(&b, "    %s\n", s.Reason)
 			}
@@ -209,4 +256,20 @@ func round(d time.Duration) string {
 		return d.Round(time.Microsecond).String()
 	}
 	return d.Round(time.Millisecond).String()
+}
+
+// ReadReport reads a JSON report written by WriteJSON.
+func ReadReport(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("report %s: %w", path, err)
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("report %s: %w", path, err)
+	}
+	if r.Version != ReportVersion {
+		return nil, fmt.Errorf("report %s: version %d, want %d", path, r.Version, ReportVersion)
+	}
+	return &r, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -112,6 +113,24 @@ type Attempt struct {
 	// attempt (-1 when not taken, e.g. for overlapping attempts).
 	Before int `json:"before"`
 	After  int `json:"after"`
+}
+
+// Line is the attempt as one log line.
+func (a Attempt) Line() string {
+	s := fmt.Sprintf("#%d %s fault=%s delay=%s outcome=%s", a.N, shortOp(a.Op), dash(a.Fault), round(a.Delay), a.Outcome)
+	if a.Status != 0 {
+		s += fmt.Sprintf(" status=%d", a.Status)
+	}
+	if a.ResultID != "" {
+		s += " result_id=" + a.ResultID
+	}
+	if a.Before >= 0 || a.After >= 0 {
+		s += " effects=" + counts(a.Before, a.After)
+	}
+	if a.Error != "" {
+		s += " error=" + strconv.Quote(a.Error)
+	}
+	return s
 }
 
 // Send makes one attempt of call on a fresh connection to the proxy, without

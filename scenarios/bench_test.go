@@ -76,7 +76,7 @@ func BenchmarkScenario(b *testing.B) {
 				if res.violation != "" || res.invalid != "" {
 					b.Fatalf("trial %d: violation %q invalid %q", i, res.violation, res.invalid)
 				}
-				attempts += len(tr.log())
+				attempts += len(tr.attemptLog())
 			}
 			elapsed := time.Since(start)
 			b.StopTimer()

@@ -66,7 +66,7 @@ func Certify(t *testing.T, tool harness.Tool, cfgs ...Config) {
 	}
 	for _, id := range cfg.Scenarios {
 		t.Run(string(id), func(t *testing.T) {
-			rec := &recorder{}
+			rec := &recorder{began: time.Now()}
 			rapid.Check(t, property(ctx, s, id, cfg, rec))
 			if rep := rec.verdict(id); rep.Verdict == harness.Inconclusive {
 				t.Errorf("onceproof: %s is inconclusive: %s", id, rep.Reason)
@@ -104,7 +104,7 @@ func Run(ctx context.Context, tool harness.Tool, cfg Config) (harness.ToolReport
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		rec := &recorder{}
+		rec := &recorder{began: time.Now()}
 		tb := &runTB{name: tool.Name() + "/" + string(id)}
 		began := time.Now()
 		tb.run(func() { rapid.Check(tb, property(ctx, s, id, cfg, rec)) })

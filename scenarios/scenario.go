@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"sync"
 	"time"
@@ -113,6 +114,21 @@ type Config struct {
 	// Repro renders the command that replays a failing scenario from its
 	// seed (the CLI sets it; Go tests print rapid's own -rapid.seed).
 	Repro func(id ID, seed uint64) string
+	// Progress, when set, is called after every trial.
+	Progress func(Progress)
+	// Attempts, when set, receives one line per attempt (a -v log).
+	Attempts io.Writer
+}
+
+// Progress is where a running scenario stands.
+type Progress struct {
+	Tool     string
+	Scenario ID
+	// Checks and Valid count trials (up to the first failure); Shrinking
+	// is set while a failure is being minimised.
+	Checks, Valid int
+	Shrinking     bool
+	Elapsed       time.Duration
 }
 
 func (c Config) withDefaults(tool harness.Tool) (Config, error) {
@@ -140,6 +156,7 @@ type recorder struct {
 	failed   bool
 	failure  *harness.Counterexample // the last (smallest) failing trial
 	harness  error                   // an error of the harness, tool or oracle
+	began    time.Time
 	duration time.Duration
 }
 
@@ -159,6 +176,11 @@ func property(ctx context.Context, s *harness.Session, id ID, cfg Config, rec *r
 		}
 		s.Lock()
 		tr := newTrial(ctx, s)
+		if cfg.Attempts != nil {
+			tr.log = func(a harness.Attempt) {
+				fmt.Fprintf(cfg.Attempts, "%s/%s %s\n", s.Tool().Name(), id, a.Line())
+			}
+		}
 		res, err := exec(tr)
 		s.Unlock()
 
@@ -178,10 +200,14 @@ func property(ctx context.Context, s *harness.Session, id ID, cfg Config, rec *r
 		}
 		var ce *harness.Counterexample
 		if res.violation != "" {
-			ce = &harness.Counterexample{Plan: res.plan, Violation: res.violation, Attempts: tr.log(), Effects: res.effects}
+			ce = &harness.Counterexample{Plan: res.plan, Violation: res.violation, Attempts: tr.attemptLog(), Effects: res.effects}
 			rec.failed, rec.failure = true, ce
 		}
+		p := Progress{Tool: s.Tool().Name(), Scenario: id, Checks: rec.checks, Valid: rec.valid, Shrinking: rec.failed, Elapsed: time.Since(rec.began)}
 		rec.mu.Unlock()
+		if cfg.Progress != nil {
+			cfg.Progress(p)
+		}
 		if ce != nil {
 			// rapid shrinks only towards the same failure: give it the kind of
 			// violation (no counts, markers or ids) and log the evidence.

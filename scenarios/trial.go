@@ -18,6 +18,8 @@ type trial struct {
 
 	mu       sync.Mutex
 	attempts []harness.Attempt
+	// log, when set, sees every attempt as it is recorded.
+	log func(harness.Attempt)
 }
 
 func newTrial(ctx context.Context, s *harness.Session) *trial {
@@ -41,10 +43,13 @@ func (tr *trial) record(a harness.Attempt) harness.Attempt {
 	defer tr.mu.Unlock()
 	a.N = len(tr.attempts) + 1
 	tr.attempts = append(tr.attempts, a)
+	if tr.log != nil {
+		tr.log(a)
+	}
 	return a
 }
 
-func (tr *trial) log() []harness.Attempt {
+func (tr *trial) attemptLog() []harness.Attempt {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	return append([]harness.Attempt(nil), tr.attempts...)

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,6 +37,9 @@ const usage = `onceproof certifies write tools as agent-ready.
 Usage:
   onceproof demo [flags]       certify the built-in fixture tools (no Docker, no config)
   onceproof certify [flags]    certify the tools of a spec file
+  onceproof report [flags]     convert a saved JSON report (--in FILE) to other formats
+  onceproof verify-certificate FILE
+                               recompute a certificate's sha256
   onceproof sweep              remove containers and networks that killed runs left behind
   onceproof version
 
@@ -66,6 +68,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = certify(ctx, args[1:], stdout, stderr)
 	case "demo":
 		code, err = demo(ctx, args[1:], stdout, stderr)
+	case "report":
+		code, err = reportCmd(args[1:], stdout, stderr)
+	case "verify-certificate":
+		code, err = verifyCertificate(args[1:], stdout)
 	case "sweep":
 		code, err = sweep(ctx, args[1:], stdout)
 	case "version":
@@ -107,8 +113,10 @@ type common struct {
 	seed       uint64
 	maxBackoff time.Duration
 	shrinkTime time.Duration
-	format     string
-	out        string
+	outs       outputs
+	quiet      bool
+	verbose    bool
+	baseline   string
 	scenarios  []scenarios.ID
 	tools      []string
 }
@@ -118,8 +126,10 @@ func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
 	fs.Uint64Var(&c.seed, "seed", 0, "seed for the fault plans (0: pick one and print it)")
 	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws")
 	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure")
-	fs.StringVar(&c.format, "format", "text", "report format: text or json")
-	fs.StringVar(&c.out, "out", "", "write the report to this file instead of standard output")
+	c.outs.register(fs)
+	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
+	fs.BoolVar(&c.verbose, "v", false, "log every attempt on standard error")
+	fs.StringVar(&c.baseline, "baseline", "", "YAML file of known failing (tool, scenario) pairs: they do not fail the run; an entry that passes now does (stale)")
 	fs.Func("scenario", "scenario id to run (repeatable; default all: "+idList()+")", func(s string) error {
 		id, err := scenarios.ParseID(s)
 		if err != nil {
@@ -149,9 +159,6 @@ func (c *common) check() error {
 	}
 	if c.maxBackoff < 0 {
 		return usagef("--max-backoff %s: want a duration of zero or more", c.maxBackoff)
-	}
-	if c.format != "text" && c.format != "json" {
-		return usagef("--format %q: want text or json", c.format)
 	}
 	if c.seed == 0 {
 		var b [8]byte
@@ -206,6 +213,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	c.register(fs, 100, scenarios.DefaultMaxBackoff)
 	specPath := fs.String("spec", "", "spec file (YAML, version: 1)")
 	toxiproxyURL := fs.String("toxiproxy", "", "drive a toxiproxy-server at this URL instead of the embedded one")
+	certificate := fs.String("certificate", "", "write a certificate (JSON, with an SVG badge beside it) when the tool is agent-ready")
 	allowRemote := fs.Bool("allow-remote", false, "allow tools and oracles that are not on loopback (onceproof duplicates writes on purpose)")
 	localImages := fs.Bool("local-images", false, "run container images only from local builds (postgres, redis and toxiproxy map to the images `make images` builds); never pull")
 	var imageMap []string
@@ -295,10 +303,21 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 	}
 	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	outs, err := c.outs.resolve()
+	if err != nil {
+		return 0, err
+	}
+	baseline, err := c.loadBaseline()
+	if err != nil {
+		return 0, err
+	}
+	if *certificate != "" && len(selected) != 1 {
+		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %d)", len(selected))
+	}
+	prog := newProgress(stderr, c.quiet)
 	for _, ts := range selected {
-		tr, err := certifyTool(ctx, ts, envOpts, scenarios.Config{
-			Scenarios: c.scenarios, MaxBackoff: c.maxBackoff, Backend: backend, Repro: repro(ts.Name),
-		}, c, stderr)
+		tr, err := certifyTool(ctx, ts, envOpts, c.config(scenarios.Config{Backend: backend, Repro: repro(ts.Name)}, prog, stderr), c, stderr)
+		prog.done()
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
@@ -307,10 +326,64 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 		report.Tools = append(report.Tools, tr)
 	}
-	if err := writeReport(report, c.format, c.out, stdout); err != nil {
+	return finish(report, baseline, outs, *certificate, stdout, stderr)
+}
+
+// finish applies the baseline, writes every output and the certificate, and
+// returns the exit code the report earns.
+func finish(report *harness.Report, baseline *harness.Baseline, outs []output, certificate string, stdout, stderr io.Writer) (int, error) {
+	if baseline != nil {
+		for _, f := range baseline.Apply(report) {
+			fmt.Fprintf(stderr, "baseline: %s / %s did not run\n", f.Tool, f.Scenario)
+		}
+	}
+	if err := writeOutputs(report, outs, stdout); err != nil {
 		return 0, err
 	}
+	if certificate != "" {
+		if err := writeCertificate(report, certificate, stderr); err != nil {
+			return 0, err
+		}
+	}
 	return verdictCode(report), nil
+}
+
+// writeCertificate writes the certificate of the report's one tool, and its
+// SVG badge beside it, when the tool is agent-ready.
+func writeCertificate(report *harness.Report, path string, stderr io.Writer) error {
+	cert, err := harness.NewCertificate(report, report.Tools[0], time.Now())
+	if errors.Is(err, harness.ErrNotAgentReady) {
+		fmt.Fprintf(stderr, "no certificate: %v\n", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeFile(path, cert.WriteJSON); err != nil {
+		return fmt.Errorf("--certificate %w", err)
+	}
+	badge := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
+	if err := writeFile(badge, cert.WriteBadge); err != nil {
+		return fmt.Errorf("--certificate badge %w", err)
+	}
+	fmt.Fprintf(stderr, "certificate %s (sha256 %s), badge %s\n", path, cert.SHA256, badge)
+	return nil
+}
+
+// config completes a scenarios.Config with the shared flags.
+func (c *common) config(cfg scenarios.Config, prog *progress, stderr io.Writer) scenarios.Config {
+	cfg.Scenarios, cfg.MaxBackoff, cfg.Progress = c.scenarios, c.maxBackoff, prog.update
+	if c.verbose {
+		cfg.Attempts = stderr
+	}
+	return cfg
+}
+
+func (c *common) loadBaseline() (*harness.Baseline, error) {
+	if c.baseline == "" {
+		return nil, nil
+	}
+	return harness.LoadBaseline(c.baseline)
 }
 
 // certifyTool starts ts (its containers, if any), certifies it and removes
@@ -318,6 +391,10 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 // start of the containers to the verdict.
 func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOptions, cfg scenarios.Config, c common, stderr io.Writer) (harness.ToolReport, error) {
 	began := time.Now()
+	if c.quiet {
+		stderr = io.Discard
+		envOpts.Log = nil
+	}
 	fmt.Fprintf(stderr, "certifying %s (%d checks per scenario, seed %d)\n", ts.Name, c.checks, c.seed)
 	tool, stop, err := ts.Start(ctx, envOpts)
 	if err != nil {
@@ -332,8 +409,9 @@ func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOp
 		fmt.Fprintf(stderr, "  containers ready in %s\n", startup.Round(time.Millisecond))
 	}
 	tr, err := scenarios.Run(ctx, tool, cfg)
-	if ts.IsContainer() {
+	if ct, ok := tool.(*harness.ContainerTool); ok {
 		tr.Startup = startup
+		tr.Image, tr.ImageDigest, _ = ct.Env().ToolImage(context.WithoutCancel(ctx))
 	}
 	tr.Duration = time.Since(began)
 	return tr, err
@@ -366,6 +444,61 @@ func containerOptions(ctx context.Context, selected []harness.ToolSpec, local bo
 	return opts, func() { _ = docker.Close() }, nil
 }
 
+// reportCmd converts a saved JSON report to other formats (and applies a
+// baseline to it).
+func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	in := fs.String("in", "", "a JSON report written by certify or demo --format json")
+	var outs outputs
+	outs.register(fs)
+	baselinePath := fs.String("baseline", "", "apply this baseline to the report")
+	if err := parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: onceproof report --in report.json [--format F [--out FILE]]...")
+			printDefaults(fs, stdout)
+			return exitOK, nil
+		}
+		return 0, err
+	}
+	if *in == "" {
+		return 0, usagef("report: --in is required")
+	}
+	report, err := harness.ReadReport(*in)
+	if err != nil {
+		return 0, usagef("%v", err)
+	}
+	list, err := outs.resolve()
+	if err != nil {
+		return 0, err
+	}
+	var baseline *harness.Baseline
+	if *baselinePath != "" {
+		if baseline, err = harness.LoadBaseline(*baselinePath); err != nil {
+			return 0, err
+		}
+	}
+	return finish(report, baseline, list, "", stdout, stderr)
+}
+
+// verifyCertificate recomputes a certificate's hash: exit 0 when it
+// matches, 1 when the content was changed.
+func verifyCertificate(args []string, stdout io.Writer) (int, error) {
+	if len(args) != 1 {
+		return 0, usagef("verify-certificate: want one certificate file")
+	}
+	cert, err := harness.ReadCertificate(args[0])
+	if err != nil {
+		return 0, usagef("%v", err)
+	}
+	if err := cert.Verify(); err != nil {
+		fmt.Fprintf(stdout, "%s: INVALID: %v\n", args[0], err)
+		return exitFailed, nil
+	}
+	fmt.Fprintf(stdout, "%s: valid: %s agent-ready on %s (%d scenarios, onceproof %s), sha256 %s\n",
+		args[0], cert.Tool, cert.Issued.Format("2006-01-02"), len(cert.Scenarios), cert.Onceproof, cert.SHA256)
+	return exitOK, nil
+}
+
 // sweep removes what onceproof runs killed before they could clean up left
 // behind (containers and networks whose owning process is gone).
 func sweep(ctx context.Context, args []string, stdout io.Writer) (int, error) {
@@ -393,10 +526,13 @@ func verdictCode(r *harness.Report) int {
 			return exitUnreachable
 		}
 		for _, s := range t.Scenarios {
-			switch s.Verdict {
-			case harness.Fail:
+			switch {
+			case s.Baseline == harness.BaselineStale:
 				code = exitFailed
-			case harness.Inconclusive:
+			case s.Verdict == harness.Fail && s.Baseline == harness.BaselineKnown:
+			case s.Verdict == harness.Fail:
+				code = exitFailed
+			case s.Verdict == harness.Inconclusive:
 				if code == exitOK {
 					code = exitInconclusive
 				}
@@ -404,34 +540,6 @@ func verdictCode(r *harness.Report) int {
 		}
 	}
 	return code
-}
-
-// writeReport renders r in format to out (a file, written atomically) or w.
-func writeReport(r *harness.Report, format, out string, w io.Writer) error {
-	render := r.WriteText
-	if format == "json" {
-		render = r.WriteJSON
-	}
-	if out == "" {
-		return render(w)
-	}
-	dir := filepath.Dir(out)
-	f, err := os.CreateTemp(dir, ".onceproof-report-*")
-	if err != nil {
-		return fmt.Errorf("--out %s: %w", out, err)
-	}
-	defer os.Remove(f.Name())
-	if err := render(f); err != nil {
-		f.Close()
-		return fmt.Errorf("--out %s: %w", out, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--out %s: %w", out, err)
-	}
-	if err := os.Rename(f.Name(), out); err != nil {
-		return fmt.Errorf("--out %s: %w", out, err)
-	}
-	return nil
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

@@ -53,6 +53,18 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 	if err := c.check(); err != nil {
 		return 0, err
 	}
+	outs, err := c.outs.resolve()
+	if err != nil {
+		return 0, err
+	}
+	baseline, err := c.loadBaseline()
+	if err != nil {
+		return 0, err
+	}
+	if c.quiet {
+		stderr = io.Discard
+	}
+	prog := newProgress(stderr, c.quiet)
 
 	backend := faults.NewEmbedded()
 	defer backend.Close(context.Background())
@@ -60,7 +72,8 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 	start := time.Now()
 	fmt.Fprintf(stderr, "onceproof demo: %d fixture tools, embedded Toxiproxy, %d checks per scenario, seed %d\n", len(kinds), c.checks, c.seed)
 	for _, kind := range kinds {
-		tr, err := demoTool(ctx, kind, backend, c)
+		tr, err := demoTool(ctx, kind, backend, c, prog, stderr)
+		prog.done()
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
@@ -71,13 +84,19 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 		fmt.Fprintf(stderr, "  %-15s done in %s\n", kind, tr.Duration.Round(time.Millisecond))
 	}
 	mismatches := mismatches(report)
-	if c.format == "json" || c.out != "" {
-		if err := writeReport(report, c.format, c.out, stdout); err != nil {
+	if baseline != nil {
+		baseline.Apply(report)
+	}
+	for _, out := range outs {
+		if out.format == "text" && out.path == "" {
+			// The demo's own view: the verdict matrix and a counterexample
+			// per failing cell.
+			writeDemoText(stdout, report, mismatches, time.Since(start))
+			continue
+		}
+		if err := writeOutputs(report, []output{out}, stdout); err != nil {
 			return 0, err
 		}
-	}
-	if c.format == "text" {
-		writeDemoText(stdout, report, mismatches, time.Since(start))
 	}
 	if len(mismatches) > 0 {
 		return exitFailed, nil
@@ -85,7 +104,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 	return exitOK, nil
 }
 
-func demoTool(ctx context.Context, kind fixtures.Kind, backend faults.Backend, c common) (harness.ToolReport, error) {
+func demoTool(ctx context.Context, kind fixtures.Kind, backend faults.Backend, c common, prog *progress, stderr io.Writer) (harness.ToolReport, error) {
 	srv, err := fixtures.Start(kind, "127.0.0.1:0", fixtures.Options{})
 	if err != nil {
 		return harness.ToolReport{Name: string(kind)}, err
@@ -95,8 +114,8 @@ func demoTool(ctx context.Context, kind fixtures.Kind, backend faults.Backend, c
 	if err != nil {
 		return harness.ToolReport{Name: string(kind)}, err
 	}
-	return scenarios.Run(ctx, tool, scenarios.Config{
-		Scenarios: c.scenarios, MaxBackoff: c.maxBackoff, Backend: backend,
+	return scenarios.Run(ctx, tool, c.config(scenarios.Config{
+		Backend: backend,
 		Repro: func(id scenarios.ID, seed uint64) string {
 			cmd := fmt.Sprintf("onceproof demo --tool %s --scenario %s --seed %d --checks %d", kind, id, seed, c.checks)
 			if c.maxBackoff != 50*time.Millisecond {
@@ -104,7 +123,7 @@ func demoTool(ctx context.Context, kind fixtures.Kind, backend faults.Backend, c
 			}
 			return cmd
 		},
-	})
+	}, prog, stderr))
 }
 
 // mismatches lists the cells whose measured verdict differs from the
