@@ -84,7 +84,7 @@ func TestCertifyExitCodes(t *testing.T) {
 		{[]string{"certify", "--spec", correct, "--scenario", "nope"}, exitUsage, "unknown scenario", "bad scenario id"},
 		{[]string{"certify", "--spec", correct, "--tool", "nope"}, exitUsage, "nope", "unknown tool"},
 		{[]string{"certify", "--spec", correct, "--checks", "0"}, exitUsage, "--checks", "bad checks"},
-		{[]string{"certify", "--spec", correct, "--format", "xml"}, exitUsage, "--format", "bad format"},
+		{[]string{"certify", "--spec", correct, "--format", "xml"}, exitUsage, "flag -format: want one of text, json", "bad format"},
 		{[]string{"certify", "--spec", filepath.Join(t.TempDir(), "missing.yaml")}, exitUsage, "missing.yaml", "no such file"},
 		{[]string{"frobnicate"}, exitUsage, "unknown command", "bad command"},
 	} {
