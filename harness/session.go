@@ -52,9 +52,13 @@ func sanitize(s string) string {
 	}, s)
 }
 
-// Close deletes the session's proxy and releases the oracle's connections.
+// Close deletes the session's proxy and releases the oracle's (and an MCP
+// tool's) connections.
 func (s *Session) Close(ctx context.Context) error {
 	closeOracle(s.oracle)
+	if c, ok := s.tool.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
 	return s.proxy.Close(ctx)
 }
 
@@ -109,6 +113,8 @@ type Attempt struct {
 	// Body is the start of the response body.
 	Body  string `json:"body,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Note says how the attempt went out (an MCP call's session).
+	Note string `json:"note,omitempty"`
 	// Before and After are the oracle's counts for the marker around the
 	// attempt (-1 when not taken, e.g. for overlapping attempts).
 	Before int `json:"before"`
@@ -162,7 +168,7 @@ func (s *Session) send(ctx context.Context, call *Call, origin time.Time, wrap f
 	r := s.tool.Send(ctx, conn, call, deadline)
 	_ = conn.Close()
 	a.End = time.Since(origin)
-	a.Outcome, a.Status, a.ResultID, a.Body = r.Outcome, r.Status, r.ResultID, r.Body
+	a.Outcome, a.Status, a.ResultID, a.Body, a.Note = r.Outcome, r.Status, r.ResultID, r.Body, r.Note
 	if r.Err != nil {
 		a.Error = r.Err.Error()
 		if isTimeout(r.Err) {
@@ -175,9 +181,24 @@ func (s *Session) send(ctx context.Context, call *Call, origin time.Time, wrap f
 	return a
 }
 
+// Ready prepares a Readier tool (an MCP session) through the proxy; call it
+// before arming a fault.
+func (s *Session) Ready(ctx context.Context) error {
+	r, ok := s.tool.(Readier)
+	if !ok {
+		return nil
+	}
+	return r.Ready(ctx, func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{Timeout: s.tool.Timeout()}).DialContext(ctx, "tcp", s.proxy.Addr())
+	})
+}
+
 // Do arms fault (nil for none), makes one attempt and disarms it. It counts
 // the marker's effects before and after.
 func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin time.Time) (Attempt, error) {
+	if err := s.Ready(ctx); err != nil {
+		return Attempt{}, err
+	}
 	before, err := s.Count(ctx, call.Op.Marker)
 	if err != nil {
 		return Attempt{}, err
@@ -203,9 +224,11 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 }
 
 // Preflight makes one plain call, which must return 2xx and move the oracle
-// by exactly one. Anything else means the spec or oracle is wrong; an error
-// wrapping ErrPreflight (and ErrUnreachable when nothing answered) says how.
-func (s *Session) Preflight(ctx context.Context) (Attempt, error) {
+// by exactly one (for a tool that claims to be read-only, only return 2xx:
+// the annotations scenario checks that it makes no effect). Anything else
+// means the spec or oracle is wrong; an error wrapping ErrPreflight (and
+// ErrUnreachable when nothing answered) says how.
+func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error) {
 	op := s.NewOp(1)
 	call, err := s.tool.Prepare(op)
 	if err != nil {
@@ -220,6 +243,8 @@ func (s *Session) Preflight(ctx context.Context) (Attempt, error) {
 		return a, fmt.Errorf("%w: %w: tool %s: %s %s got no response: %s", ErrPreflight, ErrUnreachable, s.tool.Name(), call.Summary, s.tool.Upstream(), a.Error)
 	case a.Status/100 != 2:
 		return a, fmt.Errorf("%w: tool %s: a plain call returned status %d, want 2xx (body: %s)", ErrPreflight, s.tool.Name(), a.Status, a.Body)
+	case readOnly:
+		return a, nil
 	case a.Before != 0:
 		return a, fmt.Errorf("%w: oracle %s counted %d effects for a fresh marker before any call", ErrPreflight, s.oracle, a.Before)
 	case a.After != 1:

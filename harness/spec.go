@@ -98,6 +98,9 @@ type ToolSpec struct {
 	HTTP HTTPConfig
 	// Container is set when the tool runs as a container (Start starts it).
 	Container *ContainerSpec
+	// MCP is set for a tool served by an MCP server (its mcp: section); its
+	// Oracle and ResultID are those of the spec entry.
+	MCP *MCPConfig
 
 	file  string         // the spec file, for errors
 	path  string         // the tool's field path, "tools[3]"
@@ -224,7 +227,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 // "mcp" and "container" will join "http" in transports.
 var (
 	specFields       = []string{"version", "tools"}
-	transports       = []string{"http"}
+	transports       = []string{"http", "mcp"}
 	toolFields       = append([]string{"name"}, append(slices.Clone(transports), "container", "result_id", "oracle")...)
 	httpFields       = []string{"url", "method", "headers", "body", "key_header", "key_format", "timeout"}
 	oracleFields     = []string{"http", "command", "sql", "redis", "timeout", "settle"}
@@ -715,6 +718,9 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (ToolSpec, bool) {
 	if f, ok := td.get(fs, "http"); ok {
 		td.http(f)
 	}
+	if f, ok := td.get(fs, "mcp"); ok {
+		td.mcp(f)
+	}
 	if f, ok := td.get(fs, "container"); ok {
 		td.container(f)
 		td.checkContainerURL()
@@ -734,6 +740,14 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (ToolSpec, bool) {
 		return t, false
 	}
 	t.HTTP.Name = t.Name
+	if t.MCP != nil {
+		t.MCP.Name, t.MCP.Oracle, t.MCP.ResultID = t.Name, t.HTTP.Oracle, t.HTTP.ResultID
+		if _, err := NewMCPTool(*t.MCP); err != nil {
+			d.errs = append(d.errs, t.locate(t.file, "mcp", strings.TrimPrefix(err.Error(), "tool "+t.Name+": ")))
+			return t, false
+		}
+		return t, true
+	}
 	// Build the tool once: NewHTTPTool renders the request and checks that
 	// the marker and key reach it.
 	if _, err := t.Tool(); err != nil {

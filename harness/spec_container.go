@@ -289,6 +289,13 @@ func (t ToolSpec) IsContainer() bool { return t.Container != nil }
 // Start builds the tool, starting its container environment first when it
 // has one (opts apply then). The returned stop removes what was started.
 func (t ToolSpec) Start(ctx context.Context, opts EnvOptions) (Tool, func(context.Context) error, error) {
+	if t.MCP != nil {
+		tool, err := NewMCPTool(*t.MCP)
+		if err != nil {
+			return nil, nil, t.locate(t.file, "mcp", err.Error())
+		}
+		return tool, func(context.Context) error { return tool.Close() }, nil
+	}
 	if t.Container == nil {
 		tool, err := t.Tool()
 		return tool, func(context.Context) error { return nil }, err

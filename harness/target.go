@@ -97,7 +97,11 @@ func (t ToolSpec) CheckTargets(ctx context.Context, file string, allowRemote boo
 			errs = append(errs, e)
 		}
 	}
-	check("http.url", t.HTTP.URL)
+	if t.MCP != nil {
+		check("mcp.url", t.MCP.URL)
+	} else {
+		check("http.url", t.HTTP.URL)
+	}
 	if o := httpOracleOf(t.HTTP.Oracle); o != nil {
 		raw, err := o.URL.Render(Operation{Marker: "onceproof-target-check"})
 		if err != nil {

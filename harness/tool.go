@@ -54,6 +54,24 @@ type Reply struct {
 	Body string
 	// Err is what went wrong on the wire, if anything.
 	Err error
+	// Note says how the attempt went out, when the transport has more to
+	// say (an MCP call's session: same or new).
+	Note string
+}
+
+// Readier is a tool that needs state set up through the proxy before an
+// attempt's fault is armed (an MCP session). dial opens a connection to the
+// proxy.
+type Readier interface {
+	Ready(ctx context.Context, dial func(context.Context) (net.Conn, error)) error
+}
+
+// Hinted is a tool whose server declares behaviour hints (MCP annotations):
+// idempotent (calling again with the same arguments has no further effect)
+// and read-only (no effect at all). known is false until the hints were
+// read.
+type Hinted interface {
+	Hints() (idempotent, readOnly, known bool)
 }
 
 // Outcome is the three-valued result of one attempt.

@@ -41,6 +41,22 @@ func open(ctx context.Context, tool harness.Tool, cfg Config) (*harness.Session,
 	return s, func() { _ = s.Close(context.Background()); closeBackend() }, nil
 }
 
+// prepare readies the session (an MCP session: the tool's hints are known
+// after it), applies the defaults that depend on the tool, and runs the
+// preflight: a plain call that must succeed and, unless the tool claims to
+// be read-only, move the oracle by exactly one.
+func prepare(ctx context.Context, s *harness.Session, cfg Config) (Config, error) {
+	if err := s.Ready(ctx); err != nil {
+		return cfg, fmt.Errorf("%w: %w", harness.ErrPreflight, err)
+	}
+	cfg, err := cfg.withDefaults(s.Tool())
+	if err != nil {
+		return cfg, err
+	}
+	_, err = s.Preflight(ctx, readOnly(s.Tool()))
+	return cfg, err
+}
+
 // Certify runs every scenario (cfg.Scenarios) against tool as subtests of t,
 // one rapid property each: rapid's -rapid.checks and -rapid.seed flags apply.
 // A preflight failure stops the test; a scenario whose faults did not fire
@@ -51,17 +67,13 @@ func Certify(t *testing.T, tool harness.Tool, cfgs ...Config) {
 	if len(cfgs) > 0 {
 		cfg = cfgs[0]
 	}
-	cfg, err := cfg.withDefaults(tool)
-	if err != nil {
-		t.Fatalf("onceproof: %v", err)
-	}
 	ctx := t.Context()
 	s, closeAll, err := open(ctx, tool, cfg)
 	if err != nil {
 		t.Fatalf("onceproof: %v", err)
 	}
 	t.Cleanup(closeAll)
-	if _, err := s.Preflight(ctx); err != nil {
+	if cfg, err = prepare(ctx, s, cfg); err != nil {
 		t.Fatalf("onceproof: %v", err)
 	}
 	for _, id := range cfg.Scenarios {
@@ -83,18 +95,13 @@ func Certify(t *testing.T, tool harness.Tool, cfgs ...Config) {
 func Run(ctx context.Context, tool harness.Tool, cfg Config) (harness.ToolReport, error) {
 	start := time.Now()
 	rep := harness.ToolReport{Name: tool.Name()}
-	cfg, err := cfg.withDefaults(tool)
-	if err != nil {
-		rep.Error = err.Error()
-		return rep, err
-	}
 	s, closeAll, err := open(ctx, tool, cfg)
 	if err != nil {
 		rep.Error = err.Error()
 		return rep, err
 	}
 	defer closeAll()
-	if _, err := s.Preflight(ctx); err != nil {
+	if cfg, err = prepare(ctx, s, cfg); err != nil {
 		rep.Error = err.Error()
 		rep.Finish()
 		return rep, err

@@ -36,6 +36,9 @@ func concurrentDuplicate(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (r
 		if err != nil {
 			return res, err
 		}
+		if err := tr.s.Ready(tr.ctx); err != nil {
+			return res, err
+		}
 		release, err := tr.s.Arm(tr.ctx, faults.Hold{})
 		if err != nil {
 			return res, err

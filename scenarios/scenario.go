@@ -30,11 +30,14 @@ const (
 	// DependencyFault needs a tool whose dependency links are proxied (a
 	// container with the Toxiproxy container).
 	DependencyFault ID = "dependency-fault"
+	// Annotations checks what an MCP tool claims: idempotentHint (a second
+	// identical call adds no effect) and readOnlyHint (no effect at all).
+	Annotations ID = "annotations"
 )
 
 // All returns every scenario id in the order they run.
 func All() []ID {
-	return []ID{LostResponse, PreServerError, ConcurrentDuplicate, KeyMismatch, DistinctKeys, CrashRestart, DependencyFault}
+	return []ID{LostResponse, PreServerError, ConcurrentDuplicate, KeyMismatch, DistinctKeys, CrashRestart, DependencyFault, Annotations}
 }
 
 // ParseID returns the scenario named s, or an error listing the ids.
@@ -53,8 +56,13 @@ var ErrNotApplicable = errors.New("scenario not applicable")
 
 // Applicable returns the scenarios tool can run: the five HTTP scenarios for
 // every tool, crash-restart for tools that can crash, dependency-fault for
-// tools with proxied dependency links.
+// tools with proxied dependency links, annotations for tools that claim
+// idempotentHint or readOnlyHint — and only annotations for a tool that
+// claims to be read-only (it has no effect to make exactly once).
 func Applicable(tool harness.Tool) []ID {
+	if readOnly(tool) {
+		return []ID{Annotations}
+	}
 	var ids []ID
 	for _, id := range All() {
 		if applies(id, tool) == nil {
@@ -74,8 +82,30 @@ func applies(id ID, tool harness.Tool) error {
 		if l, ok := tool.(harness.Linked); !ok || len(l.Links()) == 0 {
 			return fmt.Errorf("%w: %s needs a container tool with a proxied dependency (toxiproxy: container)", ErrNotApplicable, id)
 		}
+	case Annotations:
+		h, ok := tool.(harness.Hinted)
+		if !ok {
+			return fmt.Errorf("%w: %s needs an MCP tool", ErrNotApplicable, id)
+		}
+		if idem, ro, _ := h.Hints(); !idem && !ro {
+			return fmt.Errorf("%w: %s: the tool claims neither idempotentHint nor readOnlyHint", ErrNotApplicable, id)
+		}
+	default:
+		if readOnly(tool) {
+			return fmt.Errorf("%w: %s: the tool claims readOnlyHint, so only its annotations are checked", ErrNotApplicable, id)
+		}
 	}
 	return nil
+}
+
+// readOnly reports whether tool claims to have no effects.
+func readOnly(tool harness.Tool) bool {
+	h, ok := tool.(harness.Hinted)
+	if !ok {
+		return false
+	}
+	_, ro, _ := h.Hints()
+	return ro
 }
 
 // drawer draws a whole plan (rapid's Draw is not goroutine-safe, so nothing is
@@ -98,6 +128,8 @@ func drawerFor(id ID) drawer {
 		return crashRestart
 	case DependencyFault:
 		return dependencyFault
+	case Annotations:
+		return annotations
 	}
 	panic(fmt.Sprintf("scenarios: unknown scenario %q", id))
 }

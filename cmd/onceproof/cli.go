@@ -260,7 +260,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		if err := ts.CheckTargets(ctx, spec.Path, *allowRemote); err != nil {
 			return 0, err
 		}
-		if !ts.IsContainer() {
+		if !ts.IsContainer() && ts.MCP == nil {
 			if _, err := ts.Tool(); err != nil {
 				return 0, err
 			}

@@ -1,0 +1,329 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCPConfig describes a write tool served by an MCP server over Streamable
+// HTTP.
+type MCPConfig struct {
+	Name string
+	// URL is the server's MCP endpoint; the proxy fronts its host:port.
+	URL string
+	// Tool is the MCP tool's name.
+	Tool string
+	// Arguments is a template rendering the tool's arguments as a JSON
+	// object.
+	Arguments string
+	// KeyArgument, when set, is the argument the harness puts the key in;
+	// KeyMeta, when set, the _meta field. With neither, Arguments must use
+	// {{.Key}} itself.
+	KeyArgument string
+	KeyMeta     string
+	KeyFormat   KeyFormat
+	// Timeout is the caller's deadline for one call (default 2s).
+	Timeout time.Duration
+	// ResultID is a JSON pointer into the result's structured content
+	// naming the result ("" for none).
+	ResultID string
+	Oracle   Oracle
+}
+
+// MCPTool is a write tool reached with an MCP tools/call. Every call goes
+// out on its own connection, which the harness dials: a retry goes out on a
+// new connection in the same MCP session when the session survives, in a
+// new session otherwise, and the attempt log says which.
+type MCPTool struct {
+	c        MCPConfig
+	url      *url.URL
+	args     *Template
+	resultID *Pointer
+
+	conns chan net.Conn // connections handed from Send to the HTTP client
+
+	mu      sync.Mutex
+	session *mcp.ClientSession
+	sid     int
+	fresh   bool // the session was opened for the next call
+	suspect bool // the last call failed: check the session before reuse
+	tool    *mcp.Tool
+}
+
+// NewMCPTool validates c and returns the tool (no connection is made yet).
+func NewMCPTool(c MCPConfig) (*MCPTool, error) {
+	if c.Name == "" {
+		return nil, fmt.Errorf("mcp tool: name is empty")
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("tool %s: url %q: want http://host:port/mcp", c.Name, c.URL)
+	}
+	if c.Tool == "" {
+		return nil, fmt.Errorf("tool %s: no MCP tool name", c.Name)
+	}
+	if c.Oracle == nil {
+		return nil, fmt.Errorf("tool %s: no oracle: the harness cannot count effects without one", c.Name)
+	}
+	if c.KeyFormat == "" {
+		c.KeyFormat = KeyUUID
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 2 * time.Second
+	}
+	t := &MCPTool{c: c, url: u, conns: make(chan net.Conn, 64)}
+	if t.args, err = ParseTemplate("arguments", c.Arguments); err != nil {
+		return nil, fmt.Errorf("tool %s: arguments: %w", c.Name, err)
+	}
+	if c.ResultID != "" {
+		p, err := ParsePointer(c.ResultID)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: result_id: %w", c.Name, err)
+		}
+		t.resultID = &p
+	}
+	if c.KeyArgument == "" && c.KeyMeta == "" && !strings.Contains(c.Arguments, ".Key") {
+		return nil, fmt.Errorf("tool %s: the key travels nowhere: set key_argument or key_meta, or use {{.Key}} in the arguments", c.Name)
+	}
+	a, err := t.Prepare(Operation{ID: "op-check", Key: "key-check", Marker: "marker-check-a", Seed: 1})
+	if err != nil {
+		return nil, err
+	}
+	b, err := t.Prepare(Operation{ID: "op-check", Key: "key-check", Marker: "marker-check-b", Seed: 1})
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(a.Wire, b.Wire) {
+		return nil, fmt.Errorf("tool %s: the arguments never use {{.Marker}}: the oracle could not tell operations apart", c.Name)
+	}
+	return t, nil
+}
+
+// Name implements Tool.
+func (t *MCPTool) Name() string { return t.c.Name }
+
+// Upstream implements Tool.
+func (t *MCPTool) Upstream() string { return hostPort(t.url) }
+
+// Timeout implements Tool.
+func (t *MCPTool) Timeout() time.Duration { return t.c.Timeout }
+
+// Oracle implements Tool.
+func (t *MCPTool) Oracle() Oracle { return t.c.Oracle }
+
+// KeyFormat is how the tool spells idempotency keys.
+func (t *MCPTool) KeyFormat() KeyFormat { return t.c.KeyFormat }
+
+// mcpCall is what Prepare renders: the tools/call parameters.
+type mcpCall struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+	Meta      map[string]any `json:"_meta,omitempty"`
+}
+
+// Prepare implements Tool: Wire is the tools/call parameters as JSON.
+func (t *MCPTool) Prepare(op Operation) (*Call, error) {
+	s, err := t.args.Render(op)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: arguments: %w", t.c.Name, err)
+	}
+	var args map[string]any
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil {
+		return nil, fmt.Errorf("tool %s: arguments: the rendered arguments are not a JSON object: %w: %s", t.c.Name, err, snippet([]byte(s)))
+	}
+	call := mcpCall{Name: t.c.Tool, Arguments: args}
+	if t.c.KeyArgument != "" {
+		args[t.c.KeyArgument] = op.Key
+	}
+	if t.c.KeyMeta != "" {
+		call.Meta = map[string]any{t.c.KeyMeta: op.Key}
+	}
+	wire, err := json.Marshal(call)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: arguments: %w", t.c.Name, err)
+	}
+	return &Call{Op: op, Wire: wire, Summary: "tools/call " + t.c.Tool}, nil
+}
+
+// Ready implements Readier: it makes sure a live MCP session exists,
+// opening one (through the proxy, before any fault is armed) when there is
+// none or the last call left it dead.
+func (t *MCPTool) Ready(ctx context.Context, dial func(context.Context) (net.Conn, error)) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.session != nil && t.suspect {
+		pctx, cancel := context.WithTimeout(ctx, t.c.Timeout)
+		err := t.session.Ping(pctx, nil)
+		cancel()
+		if err != nil {
+			_ = t.session.Close()
+			t.session = nil
+		}
+		t.suspect = false
+	}
+	if t.session != nil {
+		return nil
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof", Version: "1"}, nil)
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:             t.c.URL,
+		MaxRetries:           -1,
+		DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: &http.Transport{
+			DisableKeepAlives: true, // one request, one connection: nothing is re-sent behind the harness's back
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				select {
+				case c := <-t.conns: // the connection Send handed over for a tools/call
+					return c, nil
+				default:
+					return dial(ctx)
+				}
+			},
+		}},
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s, err := client.Connect(cctx, transport, nil)
+	if err != nil {
+		return fmt.Errorf("%w: mcp %s: open session: %w", ErrUnreachable, t.c.URL, err)
+	}
+	t.session, t.fresh = s, true
+	t.sid++
+	if t.tool == nil {
+		if t.tool, err = findTool(cctx, s, t.c.Tool); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func findTool(ctx context.Context, s *mcp.ClientSession, name string) (*mcp.Tool, error) {
+	for tool, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("mcp tools/list: %w", err)
+		}
+		if tool.Name == name {
+			return tool, nil
+		}
+	}
+	return nil, fmt.Errorf("mcp server has no tool %q", name)
+}
+
+// Hints returns the tool's annotations as the server declares them (known
+// after the first session).
+func (t *MCPTool) Hints() (idempotent, readOnly, known bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tool == nil || t.tool.Annotations == nil {
+		return false, false, t.tool != nil
+	}
+	return t.tool.Annotations.IdempotentHint, t.tool.Annotations.ReadOnlyHint, true
+}
+
+// Send implements Tool: one tools/call on conn, in the current session.
+func (t *MCPTool) Send(ctx context.Context, conn net.Conn, call *Call, deadline time.Time) Reply {
+	t.mu.Lock()
+	s, sid, fresh := t.session, t.sid, t.fresh
+	t.fresh = false
+	t.mu.Unlock()
+	if s == nil {
+		panic("harness: MCPTool.Send before Ready")
+	}
+	note := fmt.Sprintf("session %d (same)", sid)
+	if fresh {
+		note = fmt.Sprintf("session %d (new)", sid)
+	}
+	var params mcpCall
+	if err := json.Unmarshal(call.Wire, &params); err != nil {
+		panic(fmt.Sprintf("harness: MCP call wire: %v", err))
+	}
+	_ = conn.SetDeadline(deadline)
+	t.conns <- conn
+	cctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: params.Name, Arguments: params.Arguments, Meta: params.Meta})
+	// A connection the client never dialled stays queued: take it back.
+	select {
+	case c := <-t.conns:
+		if c != conn {
+			t.conns <- c
+		}
+	default:
+	}
+	if err != nil {
+		t.mu.Lock()
+		t.suspect = true
+		t.mu.Unlock()
+		// The request went out on an established connection: whether the
+		// server ran it is unknown (the SDK's "rejected by transport"
+		// included).
+		return Reply{Outcome: Unknown, Err: fmt.Errorf("tools/call: %w", err), Note: note}
+	}
+	status, body := mcpStatus(res)
+	r := Reply{Outcome: OK, Status: status, Body: snippet(body), Note: note}
+	if t.resultID != nil && status/100 == 2 {
+		r.ResultID = resultID(*t.resultID, mcpStructured(res))
+	}
+	return r
+}
+
+// mcpStatus maps a tool result to an HTTP-like status: 200 for success; for
+// an error result, the "status" number of its structured content when there
+// is one, 422 otherwise (the tool refused).
+func mcpStatus(res *mcp.CallToolResult) (int, []byte) {
+	body := mcpStructured(res)
+	if !res.IsError {
+		return 200, body
+	}
+	var s struct {
+		Status int `json:"status"`
+	}
+	if json.Unmarshal(body, &s) == nil && s.Status >= 400 && s.Status < 600 {
+		return s.Status, body
+	}
+	return 422, body
+}
+
+// mcpStructured is the result's structured content as JSON, or its first
+// text content.
+func mcpStructured(res *mcp.CallToolResult) []byte {
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return b
+		}
+	}
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			return []byte(tc.Text)
+		}
+	}
+	return nil
+}
+
+// Close ends the MCP session.
+func (t *MCPTool) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.session == nil {
+		return nil
+	}
+	err := t.session.Close()
+	t.session = nil
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
