@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/onceproof/onceproof/harness"
+)
+
+// discover lists an MCP server's tools with their annotations, classifies
+// them (read-only or write) and writes a starter spec certify accepts: one
+// entry per tool, with an arguments template drawn from its input schema
+// and an oracle for the user to point at what counts the tool's effects.
+func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
+	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8090/mcp")
+	out := fs.String("out", "", "write the starter spec here (default: standard output after the table)")
+	oracle := fs.String("oracle-url", "", "oracle URL template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
+	if err := parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: onceproof discover --mcp URL [--out FILE]")
+			printDefaults(fs, stdout)
+			return exitOK, nil
+		}
+		return 0, err
+	}
+	u, err := url.Parse(*endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return 0, usagef("discover: --mcp: want http://host:port/path, got %q", *endpoint)
+	}
+	if *oracle == "" {
+		*oracle = u.Scheme + "://" + u.Host + "/count?marker={{.Marker}}"
+	}
+	tools, err := listTools(ctx, *endpoint)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "tool\tclass\treadOnlyHint\tidempotentHint\tdestructiveHint\t")
+	for _, t := range tools {
+		ro, idem, destr := hints(t)
+		class := "write"
+		if ro {
+			class = "read-only (claimed)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t\n", t.Name, class, ro, idem, destr)
+	}
+	_ = tw.Flush()
+	spec := starterSpec(*endpoint, *oracle, tools)
+	if *out == "" {
+		fmt.Fprint(stdout, "\n"+spec)
+		return exitOK, nil
+	}
+	if err := writeFile(*out, func(w io.Writer) error { _, err := io.WriteString(w, spec); return err }); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stderr, "wrote %s: fill in each tool's oracle, then run onceproof certify --spec %s\n", *out, *out)
+	return exitOK, nil
+}
+
+func listTools(ctx context.Context, endpoint string) ([]*mcp.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof-discover", Version: version}, nil)
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcp %s: %w", endpoint, err)
+	}
+	defer s.Close()
+	var tools []*mcp.Tool
+	for t, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("mcp %s: tools/list: %w", endpoint, err)
+		}
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+func hints(t *mcp.Tool) (readOnly, idempotent bool, destructive string) {
+	destructive = "unset"
+	if t.Annotations == nil {
+		return false, false, destructive
+	}
+	if t.Annotations.DestructiveHint != nil {
+		destructive = fmt.Sprint(*t.Annotations.DestructiveHint)
+	}
+	return t.Annotations.ReadOnlyHint, t.Annotations.IdempotentHint, destructive
+}
+
+// starterSpec writes a spec entry per tool.
+func starterSpec(endpoint, oracle string, tools []*mcp.Tool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Starter spec written by onceproof discover --mcp %s\n", endpoint)
+	b.WriteString("# Check each tool's arguments and point its oracle at something that counts the\n")
+	b.WriteString("# tool's effects for a marker (an HTTP count endpoint, a SQL query, a command).\n")
+	b.WriteString("version: 1\ntools:\n")
+	for _, t := range tools {
+		ro, _, _ := hints(t)
+		args, keyArg, marker := argumentsTemplate(t.InputSchema)
+		class := "write tool: every scenario runs"
+		if ro {
+			class = "claims readOnlyHint: only the annotations check runs"
+		}
+		fmt.Fprintf(&b, "  # %s — %s\n", t.Name, class)
+		fmt.Fprintf(&b, "  - name: %s\n    mcp:\n      url: %s\n      tool: %s\n      arguments: %s\n", specName(t.Name), endpoint, t.Name, yamlQuote(args))
+		switch {
+		case keyArg != "":
+			fmt.Fprintf(&b, "      key_argument: %s\n", keyArg)
+		default:
+			b.WriteString("      key_meta: idempotency-key   # the tool takes no key argument: the key travels in _meta\n")
+		}
+		if !marker {
+			b.WriteString("      # TODO: no string argument carries {{.Marker}}; the spec is refused until one does\n")
+		}
+		b.WriteString("    result_id: /id\n")
+		fmt.Fprintf(&b, "    oracle:\n      http: {url: %s, count: /count}   # TODO: count this tool's effects\n", yamlQuote(oracle))
+	}
+	return b.String()
+}
+
+// argumentsTemplate renders a JSON object template from an input schema:
+// the first string property carries the marker, numbers draw from .Int, a
+// property named like an idempotency key becomes key_argument.
+func argumentsTemplate(schema any) (tpl, keyArg string, marker bool) {
+	raw, _ := json.Marshal(schema)
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(raw, &s)
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		lower := strings.ToLower(n)
+		if keyArg == "" && strings.Contains(lower, "key") && (strings.Contains(lower, "idempot") || lower == "key" || strings.Contains(lower, "request")) {
+			keyArg = n
+			continue
+		}
+		typ := fmt.Sprint(s.Properties[n].Type)
+		var v string
+		switch {
+		case strings.Contains(typ, "string") && !marker:
+			v, marker = `"onceproof {{.Marker}}"`, true
+		case strings.Contains(typ, "string"):
+			v = `"onceproof"`
+		case strings.Contains(typ, "integer"), strings.Contains(typ, "number"):
+			v = "{{.Int 1 100}}"
+		case strings.Contains(typ, "boolean"):
+			v = "false"
+		case strings.Contains(typ, "array"):
+			v = "[]"
+		default:
+			v = "{}"
+		}
+		parts = append(parts, fmt.Sprintf("%q:%s", n, v))
+	}
+	return "{" + strings.Join(parts, ",") + "}", keyArg, marker
+}
+
+func specName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+// yamlQuote single-quotes s for YAML.
+func yamlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
