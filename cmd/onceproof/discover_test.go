@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/onceproof/onceproof/fixtures"
+	"github.com/onceproof/onceproof/harness"
+)
+
+// TestDiscoverWritesASpecCertifyAccepts runs discover against the MCP
+// fixture server, then certifies the spec it wrote.
+func TestDiscoverWritesASpecCertifyAccepts(t *testing.T) {
+	srv, err := fixtures.StartMCP("127.0.0.1:0", fixtures.MCPOptions{})
+	require.NoError(t, err)
+	defer srv.Close()
+	spec := filepath.Join(t.TempDir(), "mcp.yaml")
+	code, out, errOut := runCLI(t, "discover", "--mcp", srv.Endpoint(), "--out", spec)
+	require.Equal(t, exitOK, code, errOut)
+	for _, want := range []string{"create_ticket", "send_notice", "ticket_stats", "read-only (claimed)"} {
+		require.Contains(t, out, want)
+	}
+	s, err := harness.LoadSpec(spec)
+	require.NoError(t, err, "the starter spec loads")
+	require.Len(t, s.Tools, 3)
+	for _, ts := range s.Tools {
+		require.NotNil(t, ts.MCP, ts.Name)
+	}
+	data, _ := os.ReadFile(spec)
+	require.Contains(t, string(data), "key_argument: idempotency_key")
+
+	// The fixture's oracle is the server's /count, which discover guesses:
+	// certify runs every tool and finds the lying ones.
+	code, out, errOut = runCLI(t, "certify", "--spec", spec, "--checks", "3", "--max-backoff", "10ms", "--quiet")
+	require.Equal(t, exitFailed, code, "%s\n%s", out, errOut)
+	require.Contains(t, out, "create-ticket: agent-ready")
+	require.Contains(t, out, "send-notice: NOT agent-ready")
+	require.Contains(t, out, "ticket-stats: NOT agent-ready")
+
+	code, _, errOut = runCLI(t, "discover", "--mcp", "not a url")
+	require.Equal(t, exitUsage, code, errOut)
+}
