@@ -37,6 +37,7 @@ const usage = `onceproof certifies write tools as agent-ready.
 Usage:
   onceproof demo [flags]       certify the built-in fixture tools (no Docker, no config)
   onceproof certify [flags]    certify the tools of a spec file
+  onceproof certify-client [flags] certify an agent-side retry wrapper (--exec CMD performs one operation)
   onceproof discover --mcp URL list an MCP server's tools and write a starter spec
   onceproof report [flags]     convert a saved JSON report (--in FILE) to other formats
   onceproof verify-certificate FILE
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "certify":
 		code, err = certify(ctx, args[1:], stdout, stderr)
+	case "certify-client":
+		code, err = certifyClient(ctx, args[1:], stdout, stderr)
 	case "demo":
 		code, err = demo(ctx, args[1:], stdout, stderr)
 	case "discover":

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,6 +32,8 @@ func TestDiscoverWritesASpecCertifyAccepts(t *testing.T) {
 	}
 	data, _ := os.ReadFile(spec)
 	require.Contains(t, string(data), "key_argument: idempotency_key")
+	// Keep the lost-response trials short (the starter spec keeps the 2s default).
+	require.NoError(t, os.WriteFile(spec, []byte(strings.ReplaceAll(string(data), "      tool: ", "      timeout: 200ms\n      tool: ")), 0o644))
 
 	// The fixture's oracle is the server's /count, which discover guesses:
 	// certify runs every tool and finds the lying ones.
