@@ -17,7 +17,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "## onceproof: %d of %d tools agent-ready\n\n", ready, len(r.Tools))
-	ids := r.scenarioIDs()
+	ids := r.ScenarioIDs()
 	b.WriteString("| tool |")
 	for _, id := range ids {
 		fmt.Fprintf(&b, " %s |", id)
@@ -35,7 +35,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 		} else {
 			for _, id := range ids {
-				sc, ok := t.scenario(id)
+				sc, ok := t.Scenario(id)
 				if !ok {
 					b.WriteString(" — |")
 					continue
@@ -105,8 +105,8 @@ func htmlText(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-// scenarioIDs is the union of the tools' scenario ids in first-seen order.
-func (r *Report) scenarioIDs() []string {
+// ScenarioIDs is the union of the tools' scenario ids in first-seen order.
+func (r *Report) ScenarioIDs() []string {
 	var ids []string
 	seen := map[string]bool{}
 	for _, t := range r.Tools {
@@ -120,7 +120,8 @@ func (r *Report) scenarioIDs() []string {
 	return ids
 }
 
-func (t ToolReport) scenario(id string) (ScenarioReport, bool) {
+// Scenario returns the report of scenario id, if it ran.
+func (t ToolReport) Scenario(id string) (ScenarioReport, bool) {
 	for _, s := range t.Scenarios {
 		if s.ID == id {
 			return s, true

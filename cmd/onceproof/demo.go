@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -27,7 +28,7 @@ const demoTimeout = 150 * time.Millisecond
 func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	var c common
-	c.register(fs, 25, 50*time.Millisecond)
+	c.register(fs, 20, 50*time.Millisecond)
 	if err := parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stdout, "Usage: onceproof demo [flags]")
@@ -39,16 +40,21 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 	if c.shrinkTime == 20*time.Second {
 		c.shrinkTime = 5 * time.Second
 	}
-	kinds := fixtures.Kinds()
+	rows := demoRows(c)
 	if len(c.tools) > 0 {
-		kinds = nil
+		var picked []demoRow
 		for _, name := range c.tools {
-			k, err := fixtures.ParseKind(name)
-			if err != nil {
-				return 0, usagef("--tool: %v", err)
+			i := slices.IndexFunc(rows, func(r demoRow) bool { return r.name == name })
+			if i < 0 {
+				var names []string
+				for _, r := range rows {
+					names = append(names, r.name)
+				}
+				return 0, usagef("--tool: no demo tool %q (have %s)", name, strings.Join(names, ", "))
 			}
-			kinds = append(kinds, k)
+			picked = append(picked, rows[i])
 		}
+		rows = picked
 	}
 	if err := c.check(); err != nil {
 		return 0, err
@@ -70,9 +76,12 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 	defer backend.Close(context.Background())
 	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
 	start := time.Now()
-	fmt.Fprintf(stderr, "onceproof demo: %d fixture tools, embedded Toxiproxy, %d checks per scenario, seed %d\n", len(kinds), c.checks, c.seed)
-	for _, kind := range kinds {
-		tr, err := demoTool(ctx, kind, backend, c, prog, stderr)
+	fmt.Fprintf(stderr, "onceproof demo: %d fixture tools (HTTP, MCP, agent-side wrappers), embedded Toxiproxy, %d checks per scenario, seed %d\n", len(rows), c.checks, c.seed)
+	env := &demoEnv{backend: backend, c: c, prog: prog, stderr: stderr}
+	defer env.close()
+	for _, row := range rows {
+		tr, err := row.run(ctx, env)
+		tr.Name = row.name
 		prog.done()
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
@@ -81,9 +90,9 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 			return 0, err
 		}
 		report.Tools = append(report.Tools, tr)
-		fmt.Fprintf(stderr, "  %-15s done in %s\n", kind, tr.Duration.Round(time.Millisecond))
+		fmt.Fprintf(stderr, "  %-22s done in %s\n", row.name, tr.Duration.Round(time.Millisecond))
 	}
-	mismatches := mismatches(report)
+	mismatches := mismatches(report, rows)
 	if baseline != nil {
 		baseline.Apply(report)
 	}
@@ -91,7 +100,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 		if out.format == "text" && out.path == "" {
 			// The demo's own view: the verdict matrix and a counterexample
 			// per failing cell.
-			writeDemoText(stdout, report, mismatches, time.Since(start))
+			writeDemoText(stdout, report, rows, mismatches, time.Since(start))
 			continue
 		}
 		if err := writeOutputs(report, []output{out}, stdout); err != nil {
@@ -104,34 +113,118 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 	return exitOK, nil
 }
 
-func demoTool(ctx context.Context, kind fixtures.Kind, backend faults.Backend, c common, prog *progress, stderr io.Writer) (harness.ToolReport, error) {
-	srv, err := fixtures.Start(kind, "127.0.0.1:0", fixtures.Options{})
-	if err != nil {
-		return harness.ToolReport{Name: string(kind)}, err
+// demoRow is one tool of the demo: an HTTP fixture, an MCP fixture tool,
+// or an agent-side wrapper certified against the capture endpoint.
+type demoRow struct {
+	name     string
+	describe string
+	expected map[string]string
+	run      func(ctx context.Context, env *demoEnv) (harness.ToolReport, error)
+}
+
+// demoEnv is what the rows share: the fault backend, the flags, and the MCP
+// fixture server (started on first use).
+type demoEnv struct {
+	backend faults.Backend
+	c       common
+	prog    *progress
+	stderr  io.Writer
+	mcp     *fixtures.MCPServer
+}
+
+func (e *demoEnv) close() {
+	if e.mcp != nil {
+		_ = e.mcp.Close()
 	}
-	defer srv.Close()
-	tool, err := srv.HTTPTool(string(kind), demoTimeout)
-	if err != nil {
-		return harness.ToolReport{Name: string(kind)}, err
+}
+
+func (e *demoEnv) repro(name string) func(scenarios.ID, uint64) string {
+	return func(id scenarios.ID, seed uint64) string {
+		cmd := fmt.Sprintf("onceproof demo --tool %s --scenario %s --seed %d --checks %d", name, id, seed, e.c.checks)
+		if e.c.maxBackoff != 50*time.Millisecond {
+			cmd += " --max-backoff " + e.c.maxBackoff.String()
+		}
+		return cmd
 	}
-	return scenarios.Run(ctx, tool, c.config(scenarios.Config{
-		Backend: backend,
-		Repro: func(id scenarios.ID, seed uint64) string {
-			cmd := fmt.Sprintf("onceproof demo --tool %s --scenario %s --seed %d --checks %d", kind, id, seed, c.checks)
-			if c.maxBackoff != 50*time.Millisecond {
-				cmd += " --max-backoff " + c.maxBackoff.String()
-			}
-			return cmd
-		},
-	}, prog, stderr))
+}
+
+// mcpArguments are the MCP fixture tools' argument templates and where
+// their key travels.
+var mcpArguments = map[string][3]string{
+	"create_ticket": {`{"subject":"refund {{.Marker}}","amount":{{.Int 1 500}}}`, "idempotency_key", ""},
+	"send_notice":   {`{"to":"ops","text":"notice {{.Marker}}"}`, "idempotency_key", ""},
+	"ticket_stats":  {`{"query":"{{.Marker}}"}`, "", "io.onceproof/idempotency-key"},
+}
+
+func demoRows(c common) []demoRow {
+	var rows []demoRow
+	for _, kind := range fixtures.Kinds() {
+		rows = append(rows, demoRow{name: string(kind), describe: fixtures.Description(kind), expected: fixtures.Expected(kind),
+			run: func(ctx context.Context, e *demoEnv) (harness.ToolReport, error) {
+				srv, err := fixtures.Start(kind, "127.0.0.1:0", fixtures.Options{})
+				if err != nil {
+					return harness.ToolReport{}, err
+				}
+				defer srv.Close()
+				tool, err := srv.HTTPTool(string(kind), demoTimeout)
+				if err != nil {
+					return harness.ToolReport{}, err
+				}
+				return scenarios.Run(ctx, tool, e.c.config(scenarios.Config{Backend: e.backend, Repro: e.repro(string(kind))}, e.prog, e.stderr))
+			}})
+	}
+	for _, name := range fixtures.MCPTools() {
+		row := "mcp/" + name
+		rows = append(rows, demoRow{name: row, describe: fixtures.MCPDescription(name), expected: fixtures.MCPExpected(name),
+			run: func(ctx context.Context, e *demoEnv) (harness.ToolReport, error) {
+				if e.mcp == nil {
+					srv, err := fixtures.StartMCP("127.0.0.1:0", fixtures.MCPOptions{})
+					if err != nil {
+						return harness.ToolReport{}, err
+					}
+					e.mcp = srv
+				}
+				oracle, err := harness.NewHTTPOracle(e.mcp.URL()+"/count?marker={{.Marker}}", "/count")
+				if err != nil {
+					return harness.ToolReport{}, err
+				}
+				a := mcpArguments[name]
+				tool, err := harness.NewMCPTool(harness.MCPConfig{Name: row, URL: e.mcp.Endpoint(), Tool: name, Arguments: a[0],
+					KeyArgument: a[1], KeyMeta: a[2], Timeout: demoTimeout, ResultID: "/id", Oracle: oracle})
+				if err != nil {
+					return harness.ToolReport{}, err
+				}
+				return scenarios.Run(ctx, tool, e.c.config(scenarios.Config{Backend: e.backend, Repro: e.repro(row)}, e.prog, e.stderr))
+			}})
+	}
+	for _, w := range fixtures.Wrappers() {
+		row := "client/" + string(w)
+		rows = append(rows, demoRow{name: row, describe: fixtures.WrapperDescription(w), expected: fixtures.WrapperExpected(w),
+			run: func(ctx context.Context, e *demoEnv) (harness.ToolReport, error) {
+				cfg := scenarios.ClientConfig{Name: row, Backend: e.backend, Repro: e.repro(row), Progress: e.prog.update}
+				if e.c.verbose {
+					cfg.Attempts = e.stderr
+				}
+				for _, id := range e.c.scenarios {
+					if _, err := scenarios.ParseClientID(string(id)); err == nil {
+						cfg.Checks = append(cfg.Checks, id)
+					}
+				}
+				if len(e.c.scenarios) > 0 && len(cfg.Checks) == 0 {
+					return harness.ToolReport{Name: row}, nil // only server-side scenarios were asked for
+				}
+				return scenarios.RunClient(ctx, w.Op(), cfg)
+			}})
+	}
+	return rows
 }
 
 // mismatches lists the cells whose measured verdict differs from the
 // fixture's documented one.
-func mismatches(r *harness.Report) []string {
+func mismatches(r *harness.Report, rows []demoRow) []string {
 	var out []string
-	for _, t := range r.Tools {
-		want := fixtures.Expected(fixtures.Kind(t.Name))
+	for i, t := range r.Tools {
+		want := rows[i].expected
 		if t.Error != "" {
 			out = append(out, fmt.Sprintf("%s: %s", t.Name, t.Error))
 			continue
@@ -141,7 +234,7 @@ func mismatches(r *harness.Report) []string {
 			if s.Verdict == harness.Pass {
 				got = "pass"
 			} else if s.Verdict == harness.Inconclusive {
-				got = "inconclusive"
+				got = "unknown"
 			}
 			if got != want[s.ID] {
 				out = append(out, fmt.Sprintf("%s × %s: measured %s, documented %s (%s)", t.Name, s.ID, got, want[s.ID], s.Reason))
@@ -151,19 +244,19 @@ func mismatches(r *harness.Report) []string {
 	return out
 }
 
-func writeDemoText(w io.Writer, r *harness.Report, mismatches []string, elapsed time.Duration) {
+func writeDemoText(w io.Writer, r *harness.Report, rows []demoRow, mismatches []string, elapsed time.Duration) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	var ids []string
-	if len(r.Tools) > 0 {
-		for _, s := range r.Tools[0].Scenarios {
-			ids = append(ids, s.ID)
-		}
-	}
+	ids := r.ScenarioIDs()
 	fmt.Fprintf(tw, "tool\t%s\tagent-ready\t\n", strings.Join(ids, "\t"))
 	for _, t := range r.Tools {
 		cells := []string{t.Name}
-		for _, s := range t.Scenarios {
+		for _, id := range ids {
+			s, ok := t.Scenario(id)
+			if !ok {
+				cells = append(cells, "—")
+				continue
+			}
 			cells = append(cells, cell(s))
 		}
 		ready := "no"
@@ -174,8 +267,8 @@ func writeDemoText(w io.Writer, r *harness.Report, mismatches []string, elapsed 
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
-	for _, t := range r.Tools {
-		fmt.Fprintf(w, "%-15s %s\n", t.Name, fixtures.Description(fixtures.Kind(t.Name)))
+	for _, row := range rows {
+		fmt.Fprintf(w, "%-22s %s\n", row.name, row.describe)
 	}
 	for _, t := range r.Tools {
 		for _, s := range t.Scenarios {
