@@ -111,20 +111,28 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 	if t.keyHeader == "" && !bytes.Contains([]byte(c.Body), []byte(".Key")) {
 		return nil, fmt.Errorf("tool %s: key_header is empty and the body never uses {{.Key}}: the key would not be sent", c.Name)
 	}
-	// Render once so template errors surface now, and check that the marker
-	// reaches the request: without it the oracle cannot attribute effects.
+	if err := checkMarker(t, "request"); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// checkMarker renders a call twice, with two markers: template errors
+// surface now, and a request the marker never reaches is refused (the oracle
+// could not attribute effects to operations).
+func checkMarker(t Tool, what string) error {
 	a, err := t.Prepare(Operation{ID: "op-check", Key: "key-check", Marker: "marker-check-a", Seed: 1})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b, err := t.Prepare(Operation{ID: "op-check", Key: "key-check", Marker: "marker-check-b", Seed: 1})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if bytes.Equal(a.Wire, b.Wire) {
-		return nil, fmt.Errorf("tool %s: the request never uses {{.Marker}}: the oracle could not tell operations apart", c.Name)
+		return fmt.Errorf("tool %s: the %s never uses {{.Marker}}: the oracle could not tell operations apart", t.Name(), what)
 	}
-	return t, nil
+	return nil
 }
 
 func hostPort(u *url.URL) string {

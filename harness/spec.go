@@ -803,21 +803,7 @@ func (d toolDecoder) http(f field) {
 			key = s
 		}
 	}
-	if f, ok := d.get(fs, "key_format"); ok {
-		if s, ok := d.str(f); ok {
-			kf, err := ParseKeyFormat(s)
-			if err != nil {
-				d.errorf(f.line, f.path, "%v", err)
-			} else {
-				c.KeyFormat = kf
-			}
-		}
-	}
-	if f, ok := d.get(fs, "timeout"); ok {
-		if v, ok := d.duration(f, false); ok {
-			c.Timeout = v
-		}
-	}
+	d.keyFormatAndTimeout(fs, &c.KeyFormat, &c.Timeout)
 	contentType := ""
 	if f, ok := d.get(fs, "headers"); ok {
 		m, entries := d.stringMap(f)
@@ -882,6 +868,25 @@ func (d toolDecoder) http(f field) {
 	} else if keyOK && key == "" {
 		kf := fs.m["key_header"]
 		d.errorf(kf.line, kf.path, "empty, but there is no body to carry {{.Key}}: the key would not be sent")
+	}
+}
+
+// keyFormatAndTimeout decodes the key_format and timeout fields every
+// transport section has.
+func (d toolDecoder) keyFormatAndTimeout(fs *fields, format *KeyFormat, timeout *time.Duration) {
+	if f, ok := d.get(fs, "key_format"); ok {
+		if s, ok := d.str(f); ok {
+			if kf, err := ParseKeyFormat(s); err != nil {
+				d.errorf(f.line, f.path, "%v", err)
+			} else {
+				*format = kf
+			}
+		}
+	}
+	if f, ok := d.get(fs, "timeout"); ok {
+		if v, ok := d.duration(f, false); ok {
+			*timeout = v
+		}
 	}
 }
 

@@ -55,18 +55,5 @@ func (d toolDecoder) mcp(f field) {
 			}
 		}
 	}
-	if f, ok := d.get(fs, "key_format"); ok {
-		if s, ok := d.str(f); ok {
-			if kf, err := ParseKeyFormat(s); err != nil {
-				d.errorf(f.line, f.path, "%v", err)
-			} else {
-				c.KeyFormat = kf
-			}
-		}
-	}
-	if f, ok := d.get(fs, "timeout"); ok {
-		if v, ok := d.duration(f, false); ok {
-			c.Timeout = v
-		}
-	}
+	d.keyFormatAndTimeout(fs, &c.KeyFormat, &c.Timeout)
 }

@@ -34,6 +34,9 @@ func dockerOrSkip(t *testing.T) harness.EnvOptions {
 // including crash-restart (which must catch the in-memory dedupe every run)
 // and dependency-fault.
 func TestContainerFixtureVerdicts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: rapid runs a fifth of the checks, too few to show every documented verdict")
+	}
 	opts := dockerOrSkip(t)
 	spec, err := harness.LoadSpec(containerSpec)
 	require.NoError(t, err)
@@ -68,6 +71,9 @@ func TestContainerFixtureVerdicts(t *testing.T) {
 // TestCrashRestartCatchesMemoryDedupeEveryRun repeats crash-restart on the
 // in-memory dedupe fixture: it must fail every time.
 func TestCrashRestartCatchesMemoryDedupeEveryRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts containers")
+	}
 	opts := dockerOrSkip(t)
 	spec, err := harness.LoadSpec(containerSpec)
 	require.NoError(t, err)

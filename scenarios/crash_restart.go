@@ -74,19 +74,6 @@ func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		if err != nil {
 			return res, err
 		}
-		e, err := tr.effect(op.Marker, 1)
-		if err != nil {
-			return res, err
-		}
-		res.effects = []harness.Effect{e}
-		switch {
-		case e.Count != 1:
-			res.violation = exactly(e) + " after a crash and restart"
-		case final.Outcome != harness.OK:
-			res.invalid = fmt.Sprintf("attempt %d: the retry after the restart got no response: %s", final.N, final.Error)
-		case !is2xx(final.Status):
-			res.violation = fmt.Sprintf("attempt %d: the retry after the restart returned %d, want the stored 2xx result", final.N, final.Status)
-		}
-		return res, nil
+		return res, tr.judge(&res, op, final, " after a crash and restart")
 	}
 }

@@ -65,20 +65,6 @@ func dependencyFault(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (re
 		if err != nil {
 			return res, err
 		}
-		e, err := tr.effect(op.Marker, 1)
-		if err != nil {
-			return res, err
-		}
-		res.effects = []harness.Effect{e}
-		switch {
-		case res.violation != "":
-		case e.Count != 1:
-			res.violation = exactly(e) + " after a fault on the link to " + link
-		case final.Outcome != harness.OK:
-			res.invalid = fmt.Sprintf("attempt %d: the retry got no response: %s", final.N, final.Error)
-		case !is2xx(final.Status):
-			res.violation = fmt.Sprintf("attempt %d: the retry returned %d after the link recovered, want 2xx", final.N, final.Status)
-		}
-		return res, nil
+		return res, tr.judge(&res, op, final, " after a fault on the link to "+link)
 	}
 }

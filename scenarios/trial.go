@@ -167,20 +167,29 @@ func (tr *trial) retries(res *result, op harness.Operation, call *harness.Call, 
 	if err != nil {
 		return final, err
 	}
+	return final, tr.judge(res, op, final, "")
+}
+
+// judge ends a trial whose last attempt was delivered: op must have exactly
+// one effect and the delivered attempt a 2xx answer. after says what came
+// before the retry, for the messages (" after a crash and restart"). A
+// violation already found stands.
+func (tr *trial) judge(res *result, op harness.Operation, final harness.Attempt, after string) error {
 	e, err := tr.effect(op.Marker, 1)
 	if err != nil {
-		return final, err
+		return err
 	}
 	res.effects = []harness.Effect{e}
 	switch {
+	case res.violation != "":
 	case e.Count != 1:
-		res.violation = exactly(e)
+		res.violation = exactly(e) + after
 	case final.Outcome != harness.OK:
-		res.invalid = fmt.Sprintf("attempt %d: the delivered retry got no response: %s", final.N, final.Error)
+		res.invalid = fmt.Sprintf("attempt %d: the delivered retry%s got no response: %s", final.N, after, final.Error)
 	case !is2xx(final.Status):
-		res.violation = fmt.Sprintf("attempt %d: the delivered retry returned %d, want 2xx (the stored result if the tool had committed)", final.N, final.Status)
+		res.violation = fmt.Sprintf("attempt %d: the delivered retry%s returned %d, want 2xx (the stored result if the tool had committed)", final.N, after, final.Status)
 	}
-	return final, nil
+	return nil
 }
 
 // waitCount polls the oracle until marker's count reaches want or d passes.
