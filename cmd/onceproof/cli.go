@@ -193,25 +193,26 @@ func (c *common) check() error {
 	return nil
 }
 
-// parse parses args with fs, turning flag errors into usage errors.
-func parse(fs *flag.FlagSet, args []string) error {
+// parse parses args with fs, turning flag errors into usage errors. For -h
+// it prints usage and the flags to stdout and reports help: the command is
+// done.
+func parse(fs *flag.FlagSet, args []string, usage string, stdout io.Writer) (help bool, err error) {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			fmt.Fprintln(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return true, nil
 		}
-		return usagef("%s: %v", fs.Name(), err)
+		return false, usagef("%s: %v", fs.Name(), err)
 	}
 	if fs.NArg() > 0 {
-		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+		return false, usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
 	}
-	return nil
+	return false, nil
 }
 
-func printDefaults(fs *flag.FlagSet, w io.Writer) {
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-}
 
 func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("certify", flag.ContinueOnError)
@@ -230,13 +231,8 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		imageMap = append(imageMap, s)
 		return nil
 	})
-	if err := parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: onceproof certify --spec FILE [flags]")
-			printDefaults(fs, stdout)
-			return exitOK, nil
-		}
-		return 0, err
+	if help, err := parse(fs, args, "Usage: onceproof certify --spec FILE [flags]", stdout); help || err != nil {
+		return exitOK, err
 	}
 	if *specPath == "" {
 		return 0, usagef("certify: --spec is required")
@@ -458,13 +454,8 @@ func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	var outs outputs
 	outs.register(fs)
 	baselinePath := fs.String("baseline", "", "apply this baseline to the report")
-	if err := parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: onceproof report --in report.json [--format F [--out FILE]]...")
-			printDefaults(fs, stdout)
-			return exitOK, nil
-		}
-		return 0, err
+	if help, err := parse(fs, args, "Usage: onceproof report --in report.json [--format F [--out FILE]]...", stdout); help || err != nil {
+		return exitOK, err
 	}
 	if *in == "" {
 		return 0, usagef("report: --in is required")

@@ -29,13 +29,8 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	var c common
 	c.register(fs, 20, 50*time.Millisecond)
-	if err := parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: onceproof demo [flags]")
-			printDefaults(fs, stdout)
-			return exitOK, nil
-		}
-		return 0, err
+	if help, err := parse(fs, args, "Usage: onceproof demo [flags]", stdout); help || err != nil {
+		return exitOK, err
 	}
 	if c.shrinkTime == 20*time.Second {
 		c.shrinkTime = 5 * time.Second

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,13 +27,8 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8090/mcp")
 	out := fs.String("out", "", "write the starter spec here (default: standard output after the table)")
 	oracle := fs.String("oracle-url", "", "oracle URL template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
-	if err := parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: onceproof discover --mcp URL [--out FILE]")
-			printDefaults(fs, stdout)
-			return exitOK, nil
-		}
-		return 0, err
+	if help, err := parse(fs, args, "Usage: onceproof discover --mcp URL [--out FILE]", stdout); help || err != nil {
+		return exitOK, err
 	}
 	u, err := url.Parse(*endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -1,0 +1,124 @@
+// Command onceproof-mcp-fixture serves the MCP fixture tools (see
+// fixtures.MCPServer: create_ticket, send_notice, ticket_stats) over the MCP
+// Streamable HTTP transport, for trying the onceproof harness's MCP support
+// by hand and for certifying it in containers.
+//
+// Usage:
+//
+//	onceproof-mcp-fixture --listen 127.0.0.1:8090 [--json] [--stateless] [--work 2ms]
+//
+// The endpoint is /mcp; GET /count?marker=X counts the effects of all tools
+// whose text contains X. --json answers POSTs with application/json instead
+// of an SSE stream; --stateless serves without sessions. --listen falls back
+// to ONCEPROOF_MCP_FIXTURE_LISTEN when not given.
+//
+// It prints "listening on http://ADDR/mcp" to stdout once it accepts
+// connections, describes the tools on stderr, and shuts down gracefully on
+// SIGINT or SIGTERM. A bad flag exits with status 2; failing to listen, with
+// status 1.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/onceproof/onceproof/fixtures"
+)
+
+// shutdownTimeout bounds the graceful shutdown before connections are cut.
+const shutdownTimeout = 5 * time.Second
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// envListen is the environment fallback of --listen.
+const envListen = "ONCEPROOF_MCP_FIXTURE_LISTEN"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run parses args, serves the MCP fixture until ctx is done and returns the
+// exit status. getenv provides the environment fallbacks.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	const name = "onceproof-mcp-fixture"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:8090", "TCP address to listen on, port 0 picks a free port (env "+envListen+")")
+	jsonResponse := fs.Bool("json", false, "answer POSTs with application/json instead of an SSE stream")
+	stateless := fs.Bool("stateless", false, "serve without sessions (no Mcp-Session-Id)")
+	work := fs.Duration("work", fixtures.DefaultWork, "how long a tool works between deciding to write and committing")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s --listen ADDR [--json] [--stateless] [--work DURATION]\n\n", name)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage // the flag package has printed the error and usage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected arguments: %s\n", name, strings.Join(fs.Args(), " "))
+		return exitUsage
+	}
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "listen" })
+	if v := getenv(envListen); !given && v != "" {
+		*listen = v
+	}
+	if *work <= 0 {
+		fmt.Fprintf(stderr, "%s: --work must be positive, got %v\n", name, *work)
+		return exitUsage
+	}
+
+	srv, err := fixtures.StartMCP(*listen, fixtures.MCPOptions{JSONResponse: *jsonResponse, Stateless: *stateless, Work: *work})
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		if errors.Is(err, fixtures.ErrBadOptions) {
+			return exitUsage
+		}
+		return exitError
+	}
+	mode := "SSE"
+	if *jsonResponse {
+		mode = "JSON"
+	}
+	sessions := "sessions"
+	if *stateless {
+		sessions = "stateless"
+	}
+	fmt.Fprintf(stderr, "%s: %s responses, %s, work %v\n", name, mode, sessions, *work)
+	for _, tool := range fixtures.MCPTools() {
+		fmt.Fprintf(stderr, "%s: tool %s: %s\n", name, tool, fixtures.MCPDescription(tool))
+	}
+	fmt.Fprintf(stdout, "listening on %s\n", srv.Endpoint())
+
+	<-ctx.Done()
+	fmt.Fprintf(stderr, "%s: shutting down\n", name)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		fmt.Fprintf(stderr, "%s: %v; closing connections\n", name, err)
+	}
+	if err := srv.Close(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return exitError
+	}
+	return exitOK
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/scenarios"
+)
+
+// certifyClient certifies an agent-side retry wrapper: onceproof plays the
+// server (a capture endpoint behind the embedded Toxiproxy) and runs --exec
+// through "sh -c" once per operation, with ONCEPROOF_URL and ONCEPROOF_OP in
+// its environment; the command's exit status is its verdict. Exit codes and
+// outputs are certify's.
+func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("certify-client", flag.ContinueOnError)
+	var c common
+	fs.IntVar(&c.checks, "checks", 25, "trials per check")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed for the server's plans (0: pick one and print it)")
+	fs.DurationVar(&c.shrinkTime, "shrink-time", 10*time.Second, "longest time spent shrinking one failure")
+	c.outs.register(fs)
+	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
+	fs.BoolVar(&c.verbose, "v", false, "log every attempt received on standard error")
+	fs.StringVar(&c.baseline, "baseline", "", "YAML file of known failing (name, check) pairs: they do not fail the run; an entry that passes now does (stale)")
+	command := fs.String("exec", "", "shell command performing one operation through the wrapper (sh -c; env ONCEPROOF_URL, ONCEPROOF_OP; exit 0 = success)")
+	ops := fs.Int("ops", scenarios.DefaultClientOps, "operations per trial")
+	name := fs.String("name", "client", "the wrapper's name in reports")
+	maxAttempts := fs.Int("max-attempts", scenarios.DefaultClientMaxAttempts, "client-bounded: most attempts one operation may make")
+	maxOpTime := fs.Duration("max-op-time", scenarios.DefaultClientMaxOpTime, "client-bounded: longest one operation may take")
+	var checks []scenarios.ID
+	fs.Func("scenario", "client check to run (repeatable; default all: "+clientIDList()+")", func(s string) error {
+		id, err := scenarios.ParseClientID(s)
+		if err != nil {
+			return err
+		}
+		checks = append(checks, id)
+		return nil
+	})
+	if help, err := parse(fs, args, `Usage: onceproof certify-client --exec "CMD" [flags]`, stdout); help || err != nil {
+		return exitOK, err
+	}
+	switch {
+	case strings.TrimSpace(*command) == "":
+		return 0, usagef("certify-client: --exec is required")
+	case *ops < 1:
+		return 0, usagef("--ops %d: want at least 1", *ops)
+	case *maxAttempts < 1:
+		return 0, usagef("--max-attempts %d: want at least 1", *maxAttempts)
+	case *maxOpTime <= 0:
+		return 0, usagef("--max-op-time %s: want a positive duration", *maxOpTime)
+	case *name == "":
+		return 0, usagef("--name: want a name")
+	}
+	if err := c.check(); err != nil {
+		return 0, err
+	}
+	outs, err := c.outs.resolve()
+	if err != nil {
+		return 0, err
+	}
+	baseline, err := c.loadBaseline()
+	if err != nil {
+		return 0, err
+	}
+	log := stderr
+	if c.quiet {
+		log = io.Discard
+	}
+	prog := newProgress(stderr, c.quiet)
+
+	backend := faults.NewEmbedded()
+	defer backend.Close(context.Background())
+	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	repro := func(id scenarios.ID, seed uint64) string {
+		parts := []string{"onceproof certify-client", "--exec", shellQuote(*command), "--scenario", string(id),
+			"--seed", strconv.FormatUint(seed, 10), "--checks", strconv.Itoa(c.checks)}
+		if *ops != scenarios.DefaultClientOps {
+			parts = append(parts, "--ops", strconv.Itoa(*ops))
+		}
+		if *maxAttempts != scenarios.DefaultClientMaxAttempts {
+			parts = append(parts, "--max-attempts", strconv.Itoa(*maxAttempts))
+		}
+		if *maxOpTime != scenarios.DefaultClientMaxOpTime {
+			parts = append(parts, "--max-op-time", maxOpTime.String())
+		}
+		return strings.Join(parts, " ")
+	}
+	cfg := scenarios.ClientConfig{Name: *name, Checks: checks, Ops: *ops, MaxAttempts: *maxAttempts, MaxOpTime: *maxOpTime,
+		Backend: backend, Repro: repro, Progress: prog.update}
+	if c.verbose {
+		cfg.Attempts = stderr
+	}
+	fmt.Fprintf(log, "certifying client %s: %s (%d checks per scenario, %d operations per trial, seed %d)\n", *name, *command, c.checks, *ops, c.seed)
+	tr, err := scenarios.RunClient(ctx, scenarios.ExecClientOp(*command), cfg)
+	prog.done()
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	if err != nil {
+		return 0, err
+	}
+	report.Tools = append(report.Tools, tr)
+	return finish(report, baseline, outs, "", stdout, stderr)
+}
+
+func clientIDList() string {
+	var s []string
+	for _, id := range scenarios.ClientChecks() {
+		s = append(s, string(id))
+	}
+	return strings.Join(s, ", ")
+}
