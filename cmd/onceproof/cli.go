@@ -213,7 +213,6 @@ func parse(fs *flag.FlagSet, args []string, usage string, stdout io.Writer) (hel
 	return false, nil
 }
 
-
 func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("certify", flag.ContinueOnError)
 	var c common
