@@ -39,7 +39,8 @@ bench: images
 # The fixture verdicts, repeated: every fixture must get its documented
 # verdicts every time.
 soak: images
-	ONCEPROOF_SOAK=50 $(GO) test -race -run 'TestFixtureVerdicts|TestCrashRestartCatchesMemoryDedupeEveryRun' -count=1 -timeout 120m ./scenarios/
+	ONCEPROOF_SOAK=50 $(GO) test -race -run 'TestFixtureVerdicts|TestCrashRestartCatchesMemoryDedupeEveryRun|TestClientWrapperVerdicts' -count=1 -timeout 120m ./scenarios/
+	$(GO) test -race -run 'TestMCPFixtureVerdicts|TestContainerFixtureVerdicts' -count=20 -timeout 120m ./scenarios/
 
 demo:
 	$(GO) run ./cmd/onceproof demo
