@@ -236,7 +236,8 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if *specPath == "" {
 		return 0, usagef("certify: --spec is required")
 	}
-	if err := c.check(); err != nil {
+	outs, baseline, err := c.prepare()
+	if err != nil {
 		return 0, err
 	}
 	spec, err := harness.LoadSpec(*specPath)
@@ -304,14 +305,6 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 	}
 	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
-	outs, err := c.outs.resolve()
-	if err != nil {
-		return 0, err
-	}
-	baseline, err := c.loadBaseline()
-	if err != nil {
-		return 0, err
-	}
 	if *certificate != "" && len(selected) != 1 {
 		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %d)", len(selected))
 	}
@@ -378,6 +371,20 @@ func (c *common) config(cfg scenarios.Config, prog *progress, stderr io.Writer) 
 		cfg.Attempts = stderr
 	}
 	return cfg
+}
+
+// prepare checks the shared flags (configuring rapid), resolves the outputs
+// and loads the baseline: everything a command needs before it runs.
+func (c *common) prepare() ([]output, *harness.Baseline, error) {
+	if err := c.check(); err != nil {
+		return nil, nil, err
+	}
+	outs, err := c.outs.resolve()
+	if err != nil {
+		return nil, nil, err
+	}
+	baseline, err := c.loadBaseline()
+	return outs, baseline, err
 }
 
 func (c *common) loadBaseline() (*harness.Baseline, error) {

@@ -58,14 +58,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	case *name == "":
 		return 0, usagef("--name: want a name")
 	}
-	if err := c.check(); err != nil {
-		return 0, err
-	}
-	outs, err := c.outs.resolve()
-	if err != nil {
-		return 0, err
-	}
-	baseline, err := c.loadBaseline()
+	outs, baseline, err := c.prepare()
 	if err != nil {
 		return 0, err
 	}

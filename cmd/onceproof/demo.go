@@ -51,14 +51,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 		}
 		rows = picked
 	}
-	if err := c.check(); err != nil {
-		return 0, err
-	}
-	outs, err := c.outs.resolve()
-	if err != nil {
-		return 0, err
-	}
-	baseline, err := c.loadBaseline()
+	outs, baseline, err := c.prepare()
 	if err != nil {
 		return 0, err
 	}
