@@ -20,6 +20,35 @@ type step struct {
 	// (used when fault is a TornRequest placeholder).
 	tornFrac int
 	delay    time.Duration
+	// deadline is how long the caller waits for an answer before it gives
+	// up (0: the tool's declared timeout); drawn where nothing else ends
+	// the attempt (a black-holed response).
+	deadline time.Duration
+}
+
+// minDeadline is the shortest caller's deadline a plan draws.
+const minDeadline = 5 * time.Millisecond
+
+// deadlineSteps is the resolution of a drawn deadline.
+const deadlineSteps = 4095
+
+// drawDeadline draws how long a caller waits for an answer that will never
+// come before it gives up: from minDeadline up to the tool's declared
+// timeout, most often a few milliseconds (every such wait is idle time) and
+// in a few percent of draws the full declared timeout, so that a tool whose
+// behaviour depends on how long its caller stays (one that notices the
+// client going away) still meets a patient caller. It shrinks toward short.
+func drawDeadline(t *rapid.T, timeout time.Duration, label string) time.Duration {
+	if timeout <= minDeadline {
+		return timeout
+	}
+	u := rapid.IntRange(0, deadlineSteps).Draw(t, label)
+	if u == deadlineSteps {
+		return timeout
+	}
+	f := float64(u) / deadlineSteps
+	d := minDeadline + time.Duration(f*f*f*f*float64(timeout-minDeadline))
+	return d.Round(time.Millisecond)
 }
 
 // drawDelay draws the wait before retry number i (0 for the first retry), the
@@ -47,6 +76,9 @@ func formatSteps(steps []step) string {
 		name := "delivered"
 		if s.fault != nil {
 			name = s.fault.Name()
+		}
+		if s.deadline > 0 {
+			name += fmt.Sprintf(" (the caller gives up after %s)", s.deadline)
 		}
 		if i == 0 && s.delay == 0 {
 			parts[i] = name

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"testing"
+	"sync"
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
@@ -125,10 +123,15 @@ type common struct {
 	baseline   string
 	scenarios  []scenarios.ID
 	tools      []string
+	parallel   int
+	budget     time.Duration
+	slots      *scenarios.Slots
 }
 
 func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
-	fs.IntVar(&c.checks, "checks", checks, "trials per scenario")
+	fs.IntVar(&c.checks, "checks", checks, "trials per scenario; a pass with N valid trials rules out a per-trial failure rate of about 3/N at 95% confidence (100 checks: 3%)")
+	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "trials in flight at once, over every scenario and tool (1: one at a time)")
+	fs.DurationVar(&c.budget, "budget", 0, "time the trials of each tool may take: trials keep starting until it is spent (--checks then caps them only if given); trades time for depth")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed for the fault plans (0: pick one and print it)")
 	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws")
 	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure")
@@ -158,39 +161,35 @@ func idList() string {
 	return strings.Join(s, ", ")
 }
 
-// check validates the shared flags and configures rapid.
-func (c *common) check() error {
+// check validates the shared flags.
+func (c *common) check(fs *flag.FlagSet) error {
 	if c.checks < 1 {
 		return usagef("--checks %d: want at least 1", c.checks)
 	}
 	if c.maxBackoff < 0 {
 		return usagef("--max-backoff %s: want a duration of zero or more", c.maxBackoff)
 	}
+	if c.parallel < 1 {
+		return usagef("--parallel %d: want at least 1", c.parallel)
+	}
+	if c.budget < 0 {
+		return usagef("--budget %s: want a positive duration", c.budget)
+	}
+	if c.budget > 0 && !flagSet(fs, "checks") {
+		c.checks = 0 // the budget alone bounds the search
+	}
 	if c.seed == 0 {
-		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return err
-		}
-		c.seed = binary.LittleEndian.Uint64(b[:])>>1 | 1
+		c.seed = scenarios.RandomSeed()
 	}
-	// rapid reads its settings from the flag package's command line (and asks
-	// testing.Short, which needs testing's flags registered); this process
-	// owns that command line, so set them here, before any check runs.
-	testing.Init()
-	if !flag.Parsed() {
-		_ = flag.CommandLine.Parse(nil)
-	}
-	for name, value := range map[string]string{
-		"rapid.checks":     strconv.Itoa(c.checks),
-		"rapid.seed":       strconv.FormatUint(c.seed, 10),
-		"rapid.nofailfile": "true",
-		"rapid.shrinktime": c.shrinkTime.String(),
-	} {
-		if err := flag.CommandLine.Set(name, value); err != nil {
-			return fmt.Errorf("configure rapid: %s: %w", name, err)
-		}
-	}
+	c.slots = scenarios.NewSlots(c.parallel)
 	return nil
+}
+
+// flagSet reports whether the command line set flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parse parses args with fs, turning flag errors into usage errors. For -h
@@ -236,7 +235,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if *specPath == "" {
 		return 0, usagef("certify: --spec is required")
 	}
-	outs, baseline, err := c.prepare()
+	outs, baseline, err := c.prepare(fs)
 	if err != nil {
 		return 0, err
 	}
@@ -291,7 +290,8 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	repro := func(tool string) func(scenarios.ID, uint64) string {
 		return func(id scenarios.ID, seed uint64) string {
 			parts := []string{"onceproof certify", "--spec", shellQuote(spec.Path), "--tool", shellQuote(tool),
-				"--scenario", string(id), "--seed", strconv.FormatUint(seed, 10), "--checks", strconv.Itoa(c.checks)}
+				"--scenario", string(id), "--seed", strconv.FormatUint(seed, 10)}
+			parts = append(parts, c.depthFlags()...)
 			if c.maxBackoff != scenarios.DefaultMaxBackoff {
 				parts = append(parts, "--max-backoff", c.maxBackoff.String())
 			}
@@ -309,16 +309,33 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %d)", len(selected))
 	}
 	prog := newProgress(stderr, c.quiet)
-	for _, ts := range selected {
-		tr, err := certifyTool(ctx, ts, envOpts, c.config(scenarios.Config{Backend: backend, Repro: repro(ts.Name)}, prog, stderr), c, stderr)
-		prog.done()
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
+	report.Tools = make([]harness.ToolReport, len(selected))
+	errs := make([]error, len(selected))
+	// The tools are certified at once, each starting when a slot is free
+	// (their trials share the slots).
+	var wg sync.WaitGroup
+	tools := make(chan struct{}, c.parallel)
+	for i, ts := range selected {
+		wg.Go(func() {
+			select {
+			case tools <- struct{}{}:
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				return
+			}
+			defer func() { <-tools }()
+			report.Tools[i], errs[i] = certifyTool(ctx, ts, envOpts, c.config(scenarios.Config{Backend: backend, Repro: repro(ts.Name)}, prog, stderr), c, stderr)
+		})
+	}
+	wg.Wait()
+	prog.done()
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	for _, err := range errs {
 		if err != nil && !errors.Is(err, harness.ErrPreflight) {
 			return 0, err
 		}
-		report.Tools = append(report.Tools, tr)
 	}
 	return finish(report, baseline, outs, *certificate, stdout, stderr)
 }
@@ -367,16 +384,17 @@ func writeCertificate(report *harness.Report, path string, stderr io.Writer) err
 // config completes a scenarios.Config with the shared flags.
 func (c *common) config(cfg scenarios.Config, prog *progress, stderr io.Writer) scenarios.Config {
 	cfg.Scenarios, cfg.MaxBackoff, cfg.Progress = c.scenarios, c.maxBackoff, prog.update
+	cfg.Checks, cfg.Seed, cfg.Budget, cfg.ShrinkTime, cfg.Slots = c.checks, c.seed, c.budget, c.shrinkTime, c.slots
 	if c.verbose {
 		cfg.Attempts = stderr
 	}
 	return cfg
 }
 
-// prepare checks the shared flags (configuring rapid), resolves the outputs
-// and loads the baseline: everything a command needs before it runs.
-func (c *common) prepare() ([]output, *harness.Baseline, error) {
-	if err := c.check(); err != nil {
+// prepare checks the shared flags, resolves the outputs and loads the
+// baseline: everything a command needs before it runs.
+func (c *common) prepare(fs *flag.FlagSet) ([]output, *harness.Baseline, error) {
+	if err := c.check(fs); err != nil {
 		return nil, nil, err
 	}
 	outs, err := c.outs.resolve()
@@ -403,7 +421,7 @@ func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOp
 		stderr = io.Discard
 		envOpts.Log = nil
 	}
-	fmt.Fprintf(stderr, "certifying %s (%d checks per scenario, seed %d)\n", ts.Name, c.checks, c.seed)
+	fmt.Fprintf(stderr, "certifying %s (%s, seed %d)\n", ts.Name, c.depth(), c.seed)
 	tool, stop, err := ts.Start(ctx, envOpts)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -544,6 +562,31 @@ func verdictCode(r *harness.Report) int {
 	}
 	return code
 }
+
+// depth says how deep each scenario searches, for status lines.
+func (c *common) depth() string {
+	switch {
+	case c.budget > 0 && c.checks > 0:
+		return fmt.Sprintf("up to %s per scenario within %s", plural(c.checks, "check"), c.budget)
+	case c.budget > 0:
+		return fmt.Sprintf("as many checks as %s allows", c.budget)
+	}
+	return plural(c.checks, "check") + " per scenario"
+}
+
+// depthFlags are the flags that replay the search's depth.
+func (c *common) depthFlags() []string {
+	var out []string
+	if c.checks > 0 {
+		out = append(out, "--checks", strconv.Itoa(c.checks))
+	}
+	if c.budget > 0 {
+		out = append(out, "--budget", c.budget.String())
+	}
+	return out
+}
+
+func plural(n int, noun string) string { return harness.Plural(n, noun) }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string {

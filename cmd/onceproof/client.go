@@ -25,6 +25,8 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&c.checks, "checks", 25, "trials per check")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed for the server's plans (0: pick one and print it)")
 	fs.DurationVar(&c.shrinkTime, "shrink-time", 10*time.Second, "longest time spent shrinking one failure")
+	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "trials in flight at once (1: one at a time)")
+	fs.DurationVar(&c.budget, "budget", 0, "time the trials may take: trials keep starting until it is spent")
 	c.outs.register(fs)
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
 	fs.BoolVar(&c.verbose, "v", false, "log every attempt received on standard error")
@@ -58,7 +60,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	case *name == "":
 		return 0, usagef("--name: want a name")
 	}
-	outs, baseline, err := c.prepare()
+	outs, baseline, err := c.prepare(fs)
 	if err != nil {
 		return 0, err
 	}
@@ -73,7 +75,8 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
 	repro := func(id scenarios.ID, seed uint64) string {
 		parts := []string{"onceproof certify-client", "--exec", shellQuote(*command), "--scenario", string(id),
-			"--seed", strconv.FormatUint(seed, 10), "--checks", strconv.Itoa(c.checks)}
+			"--seed", strconv.FormatUint(seed, 10)}
+		parts = append(parts, c.depthFlags()...)
 		if *ops != scenarios.DefaultClientOps {
 			parts = append(parts, "--ops", strconv.Itoa(*ops))
 		}
@@ -86,11 +89,12 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return strings.Join(parts, " ")
 	}
 	cfg := scenarios.ClientConfig{Name: *name, Checks: checks, Ops: *ops, MaxAttempts: *maxAttempts, MaxOpTime: *maxOpTime,
+		Trials: c.checks, Seed: c.seed, Budget: c.budget, Slots: c.slots, ShrinkTime: c.shrinkTime,
 		Backend: backend, Repro: repro, Progress: prog.update}
 	if c.verbose {
 		cfg.Attempts = stderr
 	}
-	fmt.Fprintf(log, "certifying client %s: %s (%d checks per scenario, %d operations per trial, seed %d)\n", *name, *command, c.checks, *ops, c.seed)
+	fmt.Fprintf(log, "certifying client %s: %s (%s, %s per trial, seed %d)\n", *name, *command, c.depth(), plural(*ops, "operation"), c.seed)
 	tr, err := scenarios.RunClient(ctx, scenarios.ExecClientOp(*command), cfg)
 	prog.done()
 	if ctx.Err() != nil {
