@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -52,15 +53,24 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t\n", t.Name, class, ro, idem, destr)
 	}
 	_ = tw.Flush()
-	spec := starterSpec(*endpoint, *oracle, tools)
-	if *out == "" {
-		fmt.Fprint(stdout, "\n"+spec)
-		return exitOK, nil
-	}
-	if err := writeFile(*out, func(w io.Writer) error { _, err := io.WriteString(w, spec); return err }); err != nil {
+	return writeDraft(starterSpec(*endpoint, *oracle, tools), *out, "fill in each tool's oracle", stdout, stderr)
+}
+
+// writeDraft writes a starter spec to out, or to stdout after a blank line
+// when out is "".
+func writeDraft(d harness.SpecDraft, out, todo string, stdout, stderr io.Writer) (int, error) {
+	var b bytes.Buffer
+	if err := harness.WriteSpec(&b, d); err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stderr, "wrote %s: fill in each tool's oracle, then run onceproof certify --spec %s\n", *out, *out)
+	if out == "" {
+		fmt.Fprint(stdout, "\n"+b.String())
+		return exitOK, nil
+	}
+	if err := writeFile(out, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stderr, "wrote %s: %s, then run onceproof certify --spec %s\n", out, todo, out)
 	return exitOK, nil
 }
 
@@ -95,13 +105,13 @@ func hints(t *mcp.Tool) (readOnly, idempotent bool, destructive string) {
 	return t.Annotations.ReadOnlyHint, t.Annotations.IdempotentHint, destructive
 }
 
-// starterSpec writes a spec entry per tool.
-func starterSpec(endpoint, oracle string, tools []*mcp.Tool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Starter spec written by onceproof discover --mcp %s\n", endpoint)
-	b.WriteString("# Check each tool's arguments and point its oracle at something that counts the\n")
-	b.WriteString("# tool's effects for a marker (an HTTP count endpoint, a SQL query, a command).\n")
-	b.WriteString("version: 1\ntools:\n")
+// starterSpec drafts a spec entry per tool.
+func starterSpec(endpoint, oracle string, tools []*mcp.Tool) harness.SpecDraft {
+	d := harness.SpecDraft{Comment: []string{
+		"Starter spec written by onceproof discover --mcp " + endpoint,
+		"Check each tool's arguments and point its oracle at something that counts the",
+		"tool's effects for a marker (an HTTP count endpoint, a SQL query, a command).",
+	}}
 	for _, t := range tools {
 		ro, _, _ := hints(t)
 		args, keyArg, marker := argumentsTemplate(t.InputSchema)
@@ -109,21 +119,31 @@ func starterSpec(endpoint, oracle string, tools []*mcp.Tool) string {
 		if ro {
 			class = "claims readOnlyHint: only the annotations check runs"
 		}
-		fmt.Fprintf(&b, "  # %s — %s\n", t.Name, class)
-		fmt.Fprintf(&b, "  - name: %s\n    mcp:\n      url: %s\n      tool: %s\n      arguments: %s\n", specName(t.Name), endpoint, t.Name, yamlQuote(args))
-		switch {
-		case keyArg != "":
-			fmt.Fprintf(&b, "      key_argument: %s\n", keyArg)
-		default:
-			b.WriteString("      key_meta: idempotency-key   # the tool takes no key argument: the key travels in _meta\n")
+		td := harness.ToolDraft{
+			Name:    specName(t.Name),
+			Comment: []string{t.Name + " — " + class},
+			MCP:     &harness.MCPDraft{URL: endpoint, Tool: t.Name, Arguments: args, KeyArgument: keyArg},
+			// Most tools that create something return its id.
+			ResultID: "/id",
+			Oracle:   harness.OracleDraft{HTTP: &harness.OracleHTTPDraft{URL: oracle, Count: "/count"}},
+			Notes: map[string]harness.Note{
+				"mcp.arguments": {Guessed: true, Text: "from the input schema: every property, the marker in the first string"},
+				"result_id":     {Guessed: true, Text: "most tools return the id of what they made"},
+				"oracle":        {Guessed: true, Text: "the server's /count (or --oracle-url): TODO: point it at what counts this tool's effects"},
+			},
+		}
+		if keyArg != "" {
+			td.Notes["mcp.key_argument"] = harness.Note{Guessed: true, Text: "the argument named like an idempotency key"}
+		} else {
+			td.MCP.KeyMeta = "idempotency-key"
+			td.Notes["mcp.key_meta"] = harness.Note{Guessed: true, Text: "the tool takes no key argument: the key travels in _meta"}
 		}
 		if !marker {
-			b.WriteString("      # TODO: no string argument carries {{.Marker}}; the spec is refused until one does\n")
+			td.Notes["mcp.arguments"] = harness.Note{Text: "TODO: no string argument carries {{.Marker}}; the spec is refused until one does"}
 		}
-		b.WriteString("    result_id: /id\n")
-		fmt.Fprintf(&b, "    oracle:\n      http: {url: %s, count: /count}   # TODO: count this tool's effects\n", yamlQuote(oracle))
+		d.Tools = append(d.Tools, td)
 	}
-	return b.String()
+	return d
 }
 
 // argumentsTemplate renders a JSON object template from an input schema:
@@ -178,6 +198,3 @@ func specName(s string) string {
 		return '-'
 	}, s)
 }
-
-// yamlQuote single-quotes s for YAML.
-func yamlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
