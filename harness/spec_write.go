@@ -45,7 +45,8 @@ type ToolDraft struct {
 	Oracle OracleDraft
 	// Notes annotate single fields, keyed by the field's path in the tool:
 	// "http.url", "http.headers.Content-Type", "mcp.arguments",
-	// "result_id", "oracle". Each is written on the lines above its field.
+	// "result_id", "oracle". Each is written on the lines above its field,
+	// or where the field would be when it is left out.
 	Notes map[string]Note
 	// Optional fields are written commented out at the end of their
 	// section, for the user to enable.
@@ -229,12 +230,13 @@ func (t ToolDraft) write(b *bytes.Buffer) {
 	w.optional(in, "")
 }
 
-// field writes "name: value" (nothing when value is empty) after its note.
+// field writes "name: value" after its note; an empty value leaves the
+// field out but still writes its note (a TODO in its place).
 func (w toolWriter) field(indent, path, name, value string) {
+	w.note(indent, path)
 	if value == "" {
 		return
 	}
-	w.note(indent, path)
 	fmt.Fprintf(w.b, "%s%s: %s\n", indent, yamlScalar(name), yamlScalar(value))
 }
 

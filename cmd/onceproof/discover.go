@@ -19,17 +19,30 @@ import (
 	"github.com/onceproof/onceproof/harness"
 )
 
-// discover lists an MCP server's tools with their annotations, classifies
-// them (read-only or write) and writes a starter spec certify accepts: one
-// entry per tool, with an arguments template drawn from its input schema
-// and an oracle for the user to point at what counts the tool's effects.
+// discover lists the tools an MCP server (--mcp) or an OpenAPI document
+// (--openapi) describes and writes a starter spec certify accepts once each
+// oracle points at what counts the tool's effects.
 func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
 	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8090/mcp")
+	document := fs.String("openapi", "", "an OpenAPI 3.0 or 3.1 document, a file or an http(s) URL")
 	out := fs.String("out", "", "write the starter spec here (default: standard output after the table)")
-	oracle := fs.String("oracle-url", "", "oracle URL template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
-	if help, err := parse(fs, args, "Usage: onceproof discover --mcp URL [--out FILE]", stdout); help || err != nil {
+	oracle := fs.String("oracle-url", "", "--mcp: oracle URL template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
+	var o openapiFlags
+	o.register(fs)
+	if help, err := parse(fs, args, discoverUsage, stdout); help || err != nil {
 		return exitOK, err
+	}
+	switch {
+	case (*endpoint == "") == (*document == ""):
+		return 0, usagef("discover: want exactly one of --mcp URL and --openapi FILE|URL")
+	case *document != "":
+		if *oracle != "" {
+			return 0, usagef("discover: --oracle-url is for --mcp; an OpenAPI spec gets an oracle placeholder")
+		}
+		return discoverOpenAPI(ctx, *document, *out, o, stdout, stderr)
+	case o.set():
+		return 0, usagef("discover: --operation, --server, --server-var and --allow-remote are for --openapi")
 	}
 	u, err := url.Parse(*endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -74,8 +87,15 @@ func writeDraft(d harness.SpecDraft, out, todo string, stdout, stderr io.Writer)
 	return exitOK, nil
 }
 
+const discoverUsage = `Usage: onceproof discover --mcp URL [--out FILE] [--oracle-url URL]
+       onceproof discover --openapi FILE|URL [--out FILE] [--operation ID]... [--server URL]
+                          [--server-var NAME=VALUE]... [--allow-remote]`
+
+// discoverTimeout bounds listing an MCP server's tools or fetching a document.
+const discoverTimeout = 15 * time.Second
+
 func listTools(ctx context.Context, endpoint string) ([]*mcp.Tool, error) {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, discoverTimeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof-discover", Version: version}, nil)
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: true,
