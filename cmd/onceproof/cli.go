@@ -36,7 +36,9 @@ Usage:
   onceproof demo [flags]       certify the built-in fixture tools (no Docker, no config)
   onceproof certify [flags]    certify the tools of a spec file
   onceproof certify-client [flags] certify an agent-side retry wrapper (--exec CMD performs one operation)
-  onceproof discover --mcp URL list an MCP server's tools and write a starter spec
+  onceproof discover --mcp URL | --openapi FILE|URL
+                               list an MCP server's tools or an OpenAPI document's operations
+                               and write a starter spec
   onceproof report [flags]     convert a saved JSON report (--in FILE) to other formats
   onceproof verify-certificate FILE
                                recompute a certificate's sha256
