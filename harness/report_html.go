@@ -288,7 +288,7 @@ func rhBuildPage(r *Report) rhPage {
 					Word:   word,
 					Class:  class,
 					Link:   links[i],
-					Trials: fmt.Sprintf("%d/%d", s.ValidTrials, s.Checks),
+					Trials: rhTrials(s),
 					Title:  rhCellTitle(s),
 				})
 			}
@@ -320,8 +320,20 @@ func rhWord(v Verdict) (word, class string) {
 	return "UNKNOWN", "v-unknown"
 }
 
+// rhTrials is a cell's trial count, with the failure rate a pass rules out.
+func rhTrials(s ScenarioReport) string {
+	t := fmt.Sprintf("%d/%d", s.ValidTrials, s.Checks)
+	if s.RuledOut > 0 {
+		t += " · rules out ≥" + Percent(s.RuledOut)
+	}
+	return t
+}
+
 func rhCellTitle(s ScenarioReport) string {
-	t := fmt.Sprintf("%d valid trials of %d checks", s.ValidTrials, s.Checks)
+	t := fmt.Sprintf("%s of %s", Plural(s.ValidTrials, "valid trial"), Plural(s.Checks, "check"))
+	if d := s.Depth(); d != "" {
+		t += "; " + d
+	}
 	if s.Reason != "" {
 		t += ": " + s.Reason
 	}

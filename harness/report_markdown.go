@@ -88,7 +88,7 @@ func mdCell(sc ScenarioReport) string {
 	case sc.Baseline == BaselineStale:
 		return "⚠️ STALE"
 	case sc.Verdict == Pass:
-		return fmt.Sprintf("✅ PASS %d/%d", sc.ValidTrials, sc.Checks)
+		return fmt.Sprintf("✅ PASS %d/%d (rules out ≥%s)", sc.ValidTrials, sc.Checks, Percent(sc.RuledOut))
 	case sc.Verdict == Fail && sc.Baseline == BaselineKnown:
 		return "☑️ known FAIL"
 	case sc.Verdict == Fail:

@@ -151,7 +151,8 @@ type Attempt struct {
 	// Delay is the wait before the attempt (the retry backoff).
 	Delay time.Duration `json:"delay_ns"`
 	// Deadline is how long the caller waited for an answer before giving
-	// up (the tool's timeout unless the plan drew a shorter one).
+	// up: the tool's timeout unless the plan had it give up sooner (then
+	// the time it did).
 	Deadline time.Duration `json:"deadline_ns,omitempty"`
 	// Start and End are offsets from the start of the trial.
 	Start time.Duration `json:"start_ns"`
@@ -198,29 +199,37 @@ func (a Attempt) Line() string {
 	return s
 }
 
+// GiveUp says when a caller stops waiting for an answer before the tool's
+// timeout: After its request is on the wire (when After is set), or when
+// When is closed (when When is set). The zero value waits the timeout.
+type GiveUp struct {
+	After time.Duration
+	When  <-chan struct{}
+	// Why describes When for the record ("37ms after the commit").
+	Why string
+}
+
 // Send makes one attempt of call on a fresh connection to the proxy, without
 // touching faults. origin is the trial's start, for the record's offsets.
-// The caller waits the tool's Timeout for an answer, or wait (when set)
-// from the moment its request is on the wire, then gives up and closes the
-// connection. The attempt ends early, its connection closed, when ctx ends.
-func (s *Session) Send(ctx context.Context, call *Call, origin time.Time, wait time.Duration) Attempt {
-	return s.send(ctx, call, origin, wait, nil)
+// The caller waits the tool's Timeout for an answer, or less as giveUp
+// says, then gives up and closes the connection. The attempt ends early,
+// its connection closed, when ctx ends.
+func (s *Session) Send(ctx context.Context, call *Call, origin time.Time, giveUp GiveUp) Attempt {
+	return s.send(ctx, call, origin, giveUp, nil)
 }
 
 // SendWatched is Send that calls written (when not nil) exactly once: with
 // true as soon as the whole request has been written to the connection,
 // with false when the attempt ended before that.
-func (s *Session) SendWatched(ctx context.Context, call *Call, origin time.Time, wait time.Duration, written func(whole bool)) Attempt {
-	return s.send(ctx, call, origin, wait, written)
+func (s *Session) SendWatched(ctx context.Context, call *Call, origin time.Time, giveUp GiveUp, written func(whole bool)) Attempt {
+	return s.send(ctx, call, origin, giveUp, written)
 }
 
-func (s *Session) send(ctx context.Context, call *Call, origin time.Time, wait time.Duration, written func(whole bool)) Attempt {
+func (s *Session) send(ctx context.Context, call *Call, origin time.Time, g GiveUp, written func(whole bool)) Attempt {
 	timeout := s.tool.Timeout()
 	a := Attempt{Op: call.Op.ID, Marker: call.Op.Marker, Deadline: timeout, Before: -1, After: -1}
-	if wait > 0 && wait < timeout {
-		a.Deadline = wait
-	} else {
-		wait = 0
+	if g.After >= timeout {
+		g.After = 0
 	}
 	start := time.Now()
 	a.Start = start.Sub(origin)
@@ -242,25 +251,37 @@ func (s *Session) send(ctx context.Context, call *Call, origin time.Time, wait t
 	// The caller goes away when the run does, or when it gives up: close
 	// the connection, which ends any read or write in progress.
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	w := &watchedConn{Conn: conn, want: len(call.Wire)}
 	var gaveUp atomic.Bool
-	var giveUp *time.Timer
+	quit := func() { gaveUp.Store(true); _ = conn.Close() }
+	ended := make(chan struct{})
+	if g.When != nil {
+		go func() {
+			select {
+			case <-g.When:
+				quit()
+			case <-ended:
+			}
+		}()
+	}
+	w := &watchedConn{Conn: conn, want: len(call.Wire)}
+	var timer *time.Timer
 	w.done = func(whole bool) {
 		if written != nil {
 			written(whole)
 		}
-		if whole && wait > 0 {
+		if whole && g.After > 0 {
 			w.mu.Lock()
-			giveUp = time.AfterFunc(wait, func() { gaveUp.Store(true); _ = conn.Close() })
+			timer = time.AfterFunc(g.After, quit)
 			w.mu.Unlock()
 		}
 	}
 	r := s.tool.Send(ctx, w, call, deadline)
+	close(ended)
 	stop()
 	w.finish()
 	w.mu.Lock()
-	if giveUp != nil {
-		giveUp.Stop()
+	if timer != nil {
+		timer.Stop()
 	}
 	w.mu.Unlock()
 	_ = conn.Close()
@@ -271,8 +292,12 @@ func (s *Session) send(ctx context.Context, call *Call, origin time.Time, wait t
 		switch {
 		case ctx.Err() != nil:
 			a.Error = fmt.Sprintf("abandoned: %v", context.Cause(ctx))
+		case gaveUp.Load() && g.After > 0:
+			a.Error = fmt.Sprintf("the caller gave up %s after sending", round(g.After))
+			a.Deadline = a.End - a.Start
 		case gaveUp.Load():
-			a.Error = fmt.Sprintf("the caller gave up %s after sending", round(wait))
+			a.Error = "the caller gave up " + g.Why
+			a.Deadline = a.End - a.Start
 		case isTimeout(r.Err):
 			a.Error = fmt.Sprintf("the caller gave up after %s: %v", round(timeout), r.Err)
 		}
@@ -332,7 +357,7 @@ func (s *Session) Ready(ctx context.Context) error {
 
 // Do arms fault (nil for none), makes one attempt and disarms it. It counts
 // the marker's effects before and after.
-func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin time.Time, timeout time.Duration) (Attempt, error) {
+func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin time.Time, giveUp GiveUp) (Attempt, error) {
 	if err := s.Ready(ctx); err != nil {
 		return Attempt{}, err
 	}
@@ -346,7 +371,7 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 			return Attempt{}, err
 		}
 	}
-	a := s.Send(ctx, call, origin, timeout)
+	a := s.Send(ctx, call, origin, giveUp)
 	if disarm != nil {
 		if err := disarm(ctx); err != nil {
 			return a, fmt.Errorf("disarm %s: %w", fault.Name(), err)
@@ -371,7 +396,7 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 	if err != nil {
 		return Attempt{}, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
-	a, err := s.Do(ctx, call, nil, time.Now(), 0)
+	a, err := s.Do(ctx, call, nil, time.Now(), GiveUp{})
 	if err != nil {
 		return a, fmt.Errorf("%w: %w: %w", ErrPreflight, ErrUnreachable, err)
 	}

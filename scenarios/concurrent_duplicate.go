@@ -24,7 +24,11 @@ func concurrentDuplicate(t *rapid.T, cfg Config, tool harness.Tool) func(*trial)
 	if overlap {
 		deadline = drawDeadline(t, tool.Timeout(), "deadline-original")
 		retryDelay = drawDelay(t, 0, cfg.MaxBackoff, "delay-retry")
-		plan = fmt.Sprintf("original held until its caller gives up after %s, retry after %s, both released together", deadline, retryDelay)
+		gives := fmt.Sprintf("%s after sending", deadline)
+		if deadline == 0 {
+			gives = fmt.Sprintf("at its timeout (%s)", tool.Timeout())
+		}
+		plan = fmt.Sprintf("original held until its caller gives up %s, retry after %s, both released together", gives, retryDelay)
 	} else {
 		n = rapid.IntRange(2, 16).Draw(t, "duplicates")
 		plan = fmt.Sprintf("%d identical attempts released together through a barrier", n)

@@ -42,7 +42,7 @@ func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		defer abandon(nil)
 		done := make(chan harness.Attempt, 1)
 		go func() {
-			a := tr.s.SendWatched(octx, call, tr.origin, 0, nil)
+			a := tr.s.SendWatched(octx, call, tr.origin, harness.GiveUp{}, nil)
 			a.Fault = swallow.Name() + " + crash"
 			done <- tr.record(a)
 		}()

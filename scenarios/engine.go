@@ -156,15 +156,10 @@ func trialSeed(seed uint64, i int) uint64 { return seed + uint64(i) }
 // do runs the search: the trials, then the shrinking of the first failure.
 func (s *search[P]) do(ctx context.Context) found {
 	began := time.Now()
-	f := s.trials(ctx)
+	f, failed, at := s.trials(ctx)
 	f.seed = s.seed
-	var failed *outcome
-	for i := range f.outcomes {
-		if o := &f.outcomes[i]; o.violation != "" || o.err != nil {
-			failed = o
-			f.seed = trialSeed(s.seed, i)
-			break
-		}
+	if failed != nil {
+		f.seed = trialSeed(s.seed, at)
 	}
 	switch {
 	case failed == nil:
@@ -182,8 +177,11 @@ func (s *search[P]) do(ctx context.Context) found {
 }
 
 // trials runs trials 0, 1, … until checks ran, the budget is spent, a trial
-// fails, or ctx ends, overlapping as many as the slots allow.
-func (s *search[P]) trials(ctx context.Context) found {
+// fails, or ctx ends, overlapping as many as the slots allow. It returns
+// what the trials that count found and the first failure (by index; a
+// harness error counts), if any: when ctx ended before the trials before
+// it did, the failure still stands.
+func (s *search[P]) trials(ctx context.Context) (found, *outcome, int) {
 	var (
 		mu      sync.Mutex
 		wg      sync.WaitGroup
@@ -254,6 +252,10 @@ func (s *search[P]) trials(ctx context.Context) found {
 	}
 	wg.Wait()
 	var f found
+	var failed *outcome
+	if o, ok := done[stop]; ok && (o.violation != "" || o.err != nil) {
+		failed = &o
+	}
 	for i := 0; ; i++ {
 		o, ok := done[i]
 		if !ok || i > stop {
@@ -270,7 +272,15 @@ func (s *search[P]) trials(ctx context.Context) found {
 			f.invalid = o.invalid
 		}
 	}
-	return f
+	if failed != nil && f.checks <= stop {
+		// Interrupted before the trials before the failure finished: it
+		// counts, after those that did.
+		f.checks++
+		if failed.invalid == "" {
+			f.valid++
+		}
+	}
+	return f, failed, stop
 }
 
 // tally counts the finished trials that count so far, for progress.

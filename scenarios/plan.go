@@ -20,9 +20,9 @@ type step struct {
 	// (used when fault is a TornRequest placeholder).
 	tornFrac int
 	delay    time.Duration
-	// deadline is how long the caller waits for an answer before it gives
-	// up (0: the tool's declared timeout); drawn where nothing else ends
-	// the attempt (a black-holed response).
+	// deadline is how long the caller waits for an answer after the tool
+	// committed before it gives up (0: until the tool's declared timeout);
+	// drawn where nothing else ends the attempt (a black-holed response).
 	deadline time.Duration
 }
 
@@ -35,16 +35,17 @@ const deadlineSteps = 4095
 // drawDeadline draws how long a caller waits for an answer that will never
 // come before it gives up: from minDeadline up to the tool's declared
 // timeout, most often a few milliseconds (every such wait is idle time) and
-// in a few percent of draws the full declared timeout, so that a tool whose
-// behaviour depends on how long its caller stays (one that notices the
-// client going away) still meets a patient caller. It shrinks toward short.
+// in a few percent of draws the full declared timeout (returned as 0: wait
+// it out), so that a tool whose behaviour depends on how long its caller
+// stays (one that notices the client going away) still meets a patient
+// caller. It shrinks toward short.
 func drawDeadline(t *rapid.T, timeout time.Duration, label string) time.Duration {
 	if timeout <= minDeadline {
-		return timeout
+		return 0
 	}
 	u := rapid.IntRange(0, deadlineSteps).Draw(t, label)
 	if u == deadlineSteps {
-		return timeout
+		return 0
 	}
 	f := float64(u) / deadlineSteps
 	d := minDeadline + time.Duration(f*f*f*f*float64(timeout-minDeadline))
@@ -77,8 +78,12 @@ func formatSteps(steps []step) string {
 		if s.fault != nil {
 			name = s.fault.Name()
 		}
-		if s.deadline > 0 {
-			name += fmt.Sprintf(" (the caller gives up after %s)", s.deadline)
+		if s.deadline > 0 && i == 0 {
+			name += fmt.Sprintf(" (the caller gives up %s after the commit)", s.deadline)
+		} else if s.deadline > 0 {
+			name += fmt.Sprintf(" (the caller gives up %s after sending)", s.deadline)
+		} else if f, ok := s.fault.(faults.LoseResponse); ok && f.Mode == faults.LoseBlackhole {
+			name += " (the caller waits out its timeout)"
 		}
 		if i == 0 && s.delay == 0 {
 			parts[i] = name

@@ -129,16 +129,50 @@ func (tr *trial) sleep(d time.Duration) error {
 // none), counting the marker's effects around it. The caller waits the
 // tool's timeout for an answer.
 func (tr *trial) do(call *harness.Call, fault faults.Fault, delay time.Duration) (harness.Attempt, error) {
-	return tr.doWithin(call, fault, delay, 0)
+	return tr.doUntil(call, fault, delay, harness.GiveUp{})
 }
 
-// doWithin is do with the caller's deadline for this attempt (0: the tool's
-// timeout).
-func (tr *trial) doWithin(call *harness.Call, fault faults.Fault, delay, deadline time.Duration) (harness.Attempt, error) {
+// doLost is do for an attempt whose response will never come (a black
+// hole). The caller of an operation the tool has not committed yet gives
+// up afterCommit after the oracle shows the commit (it stays while the
+// tool works), or at the tool's timeout; once the operation committed (a
+// retry, which a correct tool answers from its record), it gives up
+// afterCommit after sending. afterCommit is 0 to wait the timeout.
+func (tr *trial) doLost(call *harness.Call, fault faults.Fault, delay, afterCommit time.Duration) (harness.Attempt, error) {
+	if afterCommit <= 0 {
+		return tr.do(call, fault, delay)
+	}
 	if err := tr.sleep(delay); err != nil {
 		return harness.Attempt{}, err
 	}
-	a, err := tr.s.Do(tr.ctx, call, fault, tr.origin, deadline)
+	before, err := tr.count(call.Op.Marker)
+	if err != nil {
+		return harness.Attempt{}, err
+	}
+	if before > 0 {
+		return tr.doUntil(call, fault, 0, harness.GiveUp{After: afterCommit})
+	}
+	ctx, stop := context.WithCancel(tr.ctx)
+	defer stop()
+	giveUp := make(chan struct{})
+	go func() {
+		w := &trial{ctx: ctx, s: tr.s}
+		if n, err := w.waitCount(call.Op.Marker, before+1, tr.s.Tool().Timeout()); err != nil || n <= before {
+			return // the caller waits out its timeout
+		}
+		if w.sleep(afterCommit) == nil {
+			close(giveUp)
+		}
+	}()
+	return tr.doUntil(call, fault, 0, harness.GiveUp{When: giveUp, Why: fmt.Sprintf("%s after the commit", afterCommit)})
+}
+
+// doUntil is do with the caller giving up as giveUp says.
+func (tr *trial) doUntil(call *harness.Call, fault faults.Fault, delay time.Duration, giveUp harness.GiveUp) (harness.Attempt, error) {
+	if err := tr.sleep(delay); err != nil {
+		return harness.Attempt{}, err
+	}
+	a, err := tr.s.Do(tr.ctx, call, fault, tr.origin, giveUp)
 	a.Delay = delay
 	if err == nil {
 		err = tr.ctx.Err() // an attempt abandoned with the run judges nothing
@@ -151,9 +185,10 @@ func (tr *trial) doWithin(call *harness.Call, fault faults.Fault, delay, deadlin
 
 // send makes one attempt without arming anything (the caller holds the
 // proxy's faults) and without counting effects; written is called once the
-// request is on the wire. deadline is the caller's (0: the tool's timeout).
-func (tr *trial) send(call *harness.Call, fault string, delay, deadline time.Duration, written func(whole bool)) harness.Attempt {
-	a := tr.s.SendWatched(tr.ctx, call, tr.origin, deadline, written)
+// request is on the wire. The caller gives up wait after sending (0: at the
+// tool's timeout).
+func (tr *trial) send(call *harness.Call, fault string, delay, wait time.Duration, written func(whole bool)) harness.Attempt {
+	a := tr.s.SendWatched(tr.ctx, call, tr.origin, harness.GiveUp{After: wait}, written)
 	a.Delay, a.Fault = delay, fault
 	return tr.record(a)
 }
@@ -211,7 +246,7 @@ func (tr *trial) retries(res *result, op harness.Operation, call *harness.Call, 
 	fired func(i int, a harness.Attempt) (string, error)) (harness.Attempt, error) {
 	n := len(steps) - 1
 	for i, st := range steps[:n] {
-		a, err := tr.doWithin(call, st.fault, st.delay, st.deadline)
+		a, err := tr.doLost(call, st.fault, st.delay, st.deadline)
 		if err != nil {
 			return a, err
 		}
