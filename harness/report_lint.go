@@ -51,7 +51,7 @@ func (r *Report) lintFailOn() lint.Severity {
 func (r *Report) lintHeadline() string {
 	fs := r.LintFindings()
 	if len(fs) == 0 {
-		return fmt.Sprintf("no findings in %s", lintCount(len(r.Tools), "tool"))
+		return fmt.Sprintf("no findings in %s", Plural(len(r.Tools), "tool"))
 	}
 	tools := map[string]bool{}
 	for _, t := range r.Tools {
@@ -59,7 +59,7 @@ func (r *Report) lintHeadline() string {
 			tools[t.Name] = true
 		}
 	}
-	return fmt.Sprintf("%s in %d of %s", lint.Summary(fs), len(tools), lintCount(len(r.Tools), "tool"))
+	return fmt.Sprintf("%s in %d of %s", lint.Summary(fs), len(tools), Plural(len(r.Tools), "tool"))
 }
 
 // severityColor is the ANSI colour of a severity.
@@ -85,7 +85,7 @@ func writeLintReportText(b *strings.Builder, r *Report, paint func(code, s strin
 			fmt.Fprintf(b, "%s: not linted: %s\n", t.Name, t.Lint.Skipped)
 			continue
 		case len(t.Lint.Findings) == 0:
-			fmt.Fprintf(b, "%s: %s (%s checked)\n", t.Name, paint(ansiGreen, "no findings"), lintCount(len(t.Lint.Checked), "rule"))
+			fmt.Fprintf(b, "%s: %s (%s checked)\n", t.Name, paint(ansiGreen, "no findings"), Plural(len(t.Lint.Checked), "rule"))
 			continue
 		}
 		fmt.Fprintf(b, "%s: %s\n", t.Name, lint.Summary(t.Lint.Findings))
@@ -214,9 +214,4 @@ func lintJUnitCases(t ToolReport) (cases []junitCase, failures int) {
 		cases = append(cases, c)
 	}
 	return cases, failures
-}
-
-// lintCount writes n and noun, with an s unless n is 1.
-func lintCount(n int, noun string) string {
-	return fmt.Sprintf("%d %s", n, rhPlural(n, noun, noun+"s"))
 }

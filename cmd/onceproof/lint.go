@@ -210,11 +210,7 @@ func lintBeforeCertify(ctx context.Context, selected []harness.ToolSpec, quiet b
 		}
 	}
 	if n > 0 && !quiet {
-		word := "findings"
-		if n == 1 {
-			word = "finding"
-		}
-		fmt.Fprintf(stderr, "lint: %d %s; they do not change the verdict (onceproof lint --spec FILE explains each)\n", n, word)
+		fmt.Fprintf(stderr, "lint: %s; they do not change the verdict (onceproof lint --spec FILE explains each)\n", plural(n, "finding"))
 	}
 	return out
 }
