@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/onceproof/onceproof/harness/lint"
 )
 
 // ReportVersion is the version of the JSON report format.
@@ -31,7 +33,10 @@ const (
 
 // Report is the outcome of certifying one or more tools.
 type Report struct {
-	Version   int          `json:"version"`
+	Version int `json:"version"`
+	// Kind is KindLint for the report of onceproof lint, whose tools have
+	// lint results and no scenarios; "" for a certification.
+	Kind      string       `json:"kind,omitempty"`
 	Onceproof string       `json:"onceproof"`
 	Toxiproxy string       `json:"toxiproxy"`
 	Started   time.Time    `json:"started"`
@@ -56,6 +61,9 @@ type ToolReport struct {
 	// verdict.
 	Startup  time.Duration `json:"startup_ns,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// Lint is what the lint found in what the model reads about the tool
+	// (nil when it did not run). It never changes AgentReady.
+	Lint *lint.Result `json:"lint,omitempty"`
 }
 
 // ScenarioReport is one scenario's verdict with its evidence.
@@ -184,6 +192,11 @@ func (r *Report) WriteTextColor(w io.Writer, color bool) error {
 		return code + s + ansiReset
 	}
 	var b strings.Builder
+	if r.Kind == KindLint {
+		writeLintReportText(&b, r, paint)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	for _, t := range r.Tools {
 		status := paint(ansiGreen+ansiBold, "agent-ready")
 		if !t.AgentReady {
@@ -230,6 +243,7 @@ func (r *Report) WriteTextColor(w io.Writer, color bool) error {
 				fmt.Fprintf(&b, "    replay: %s\n", s.Repro)
 			}
 		}
+		writeToolLintText(&b, t.Lint, paint)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -10,6 +10,11 @@ import (
 // shrunk counterexample, fit for a pull request or a CI job summary.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
+	if r.Kind == KindLint {
+		writeLintMarkdown(&b, r, fmt.Sprintf("## onceproof lint: %s\n\n", r.lintHeadline()))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	ready := 0
 	for _, t := range r.Tools {
 		if t.AgentReady {
@@ -67,6 +72,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			b.WriteString("\n</details>\n")
 		}
 	}
+	writeLintMarkdown(&b, r, fmt.Sprintf("\n### Lint: %s\n\n", r.lintHeadline()))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -39,6 +39,8 @@ Usage:
   onceproof discover --mcp URL | --openapi FILE|URL
                                list an MCP server's tools or an OpenAPI document's operations
                                and write a starter spec
+  onceproof lint --mcp URL | --spec FILE
+                               check what the model reads: key instructions, hints, key schemas
   onceproof report [flags]     convert a saved JSON report (--in FILE) to other formats
   onceproof verify-certificate FILE
                                recompute a certificate's sha256
@@ -74,6 +76,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = demo(ctx, args[1:], stdout, stderr)
 	case "discover":
 		code, err = discover(ctx, args[1:], stdout, stderr)
+	case "lint":
+		code, err = lintCmd(ctx, args[1:], stdout, stderr)
 	case "report":
 		code, err = reportCmd(args[1:], stdout, stderr)
 	case "verify-certificate":
@@ -269,6 +273,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			}
 		}
 	}
+	lints := lintBeforeCertify(ctx, selected, c.quiet, stderr)
 	envOpts, closeDocker, err := containerOptions(ctx, selected, *localImages || len(imageMap) > 0, imageMap, stderr)
 	if err != nil {
 		return 0, err
@@ -339,6 +344,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			return 0, err
 		}
 	}
+	attachLint(report, lints)
 	return finish(report, baseline, outs, *certificate, stdout, stderr)
 }
 
@@ -543,6 +549,9 @@ func sweep(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 
 // verdictCode is the exit code a finished report earns.
 func verdictCode(r *harness.Report) int {
+	if r.Kind == harness.KindLint {
+		return lintExitCode(r)
+	}
 	code := exitOK
 	for _, t := range r.Tools {
 		if t.Error != "" {
