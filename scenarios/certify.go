@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"flag"
 	"fmt"
 	"io"
 	"regexp"
@@ -53,13 +52,6 @@ func cmpOr(n, def int) int {
 		return n
 	}
 	return def
-}
-
-func flagValue(name string) string {
-	if f := flag.Lookup(name); f != nil {
-		return f.Value.String()
-	}
-	return ""
 }
 
 // RandomSeed returns a fresh non-zero seed.

@@ -115,6 +115,17 @@ func setFlags(values map[string]string) map[string]string {
 	return old
 }
 
+// flagValue reads a flag of rapid's (or any) under the lock that guards
+// rapid's settings; "" when it does not exist.
+func flagValue(name string) string {
+	rapidSettings.mu.RLock()
+	defer rapidSettings.mu.RUnlock()
+	if f := flag.Lookup(name); f != nil {
+		return f.Value.String()
+	}
+	return ""
+}
+
 // ensureFlags makes testing.Short usable outside go test (rapid asks it): it
 // registers testing's flags and parses an empty command line when nobody
 // did. Inside go test both are done already.
