@@ -416,7 +416,8 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 }
 
 // Restart restarts a crashed tool (a Crasher) and points the proxy at where
-// it now listens.
+// it now listens. The tool's other Sessions (forks) must be re-pointed with
+// Repoint.
 func (s *Session) Restart(ctx context.Context) error {
 	c, ok := s.tool.(Crasher)
 	if !ok {
@@ -425,5 +426,11 @@ func (s *Session) Restart(ctx context.Context) error {
 	if err := c.Restart(ctx); err != nil {
 		return err
 	}
+	return s.Repoint(ctx)
+}
+
+// Repoint points the proxy at where the tool listens now (a restarted
+// container's port may have moved).
+func (s *Session) Repoint(ctx context.Context) error {
 	return s.proxy.SetUpstream(ctx, s.tool.Upstream())
 }

@@ -166,6 +166,12 @@ func (c *certification) trial(ctx context.Context, sc scenario, exec func(*trial
 	}
 	defer c.sessions.put(s)
 	tr := newTrial(ctx, s)
+	tr.restart = func(ctx context.Context) error {
+		if err := s.Restart(ctx); err != nil {
+			return err
+		}
+		return c.sessions.repoint(ctx)
+	}
 	if c.attempts != nil {
 		tr.log = func(a harness.Attempt) {
 			c.attempts.printf("%s/%s %s\n", c.tool.Name(), sc.id, a.Line())

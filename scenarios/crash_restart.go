@@ -74,7 +74,7 @@ func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		}
 
 		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Start: time.Since(tr.origin), Before: 1}
-		if err := tr.s.Restart(tr.ctx); err != nil {
+		if err := tr.restart(tr.ctx); err != nil {
 			return res, err
 		}
 		restart.End = time.Since(tr.origin)

@@ -65,6 +65,23 @@ func (p *sessionPool) get(ctx context.Context) (*harness.Session, error) {
 
 func (p *sessionPool) put(s *harness.Session) { p.free <- s }
 
+// repoint points every session's proxy at where the tool listens now
+// (after a restart).
+func (p *sessionPool) repoint(ctx context.Context) error {
+	p.mu.Lock()
+	all := append([]*harness.Session(nil), p.all...)
+	p.mu.Unlock()
+	for _, s := range all {
+		if s == nil {
+			continue
+		}
+		if err := s.Repoint(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // close closes every session, the first last (it owns the oracle).
 func (p *sessionPool) close() {
 	p.mu.Lock()

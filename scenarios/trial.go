@@ -20,6 +20,9 @@ type trial struct {
 	attempts []harness.Attempt
 	// log, when set, sees every attempt as it is recorded.
 	log func(harness.Attempt)
+	// restart restarts a crashed tool and re-points every proxy in front
+	// of it (set for tools that can crash).
+	restart func(context.Context) error
 }
 
 func newTrial(ctx context.Context, s *harness.Session) *trial {
