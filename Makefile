@@ -37,7 +37,7 @@ fmt:
 # ratio to the bare-network floor measured in the same run; the demo; and the
 # embedded against the container Toxiproxy.
 bench: images
-	$(GO) test -run '^$$' -bench 'BenchmarkCertifyExample|BenchmarkDemo' -benchtime 3x -benchmem ./cmd/onceproof/
+	$(GO) test -run '^$$' -bench 'BenchmarkCertifyExample|BenchmarkDemo|BenchmarkChaos' -benchtime 3x -benchmem ./cmd/onceproof/
 	$(GO) test -run '^$$' -bench 'BenchmarkToxiproxyModes' -benchtime 2x -benchmem ./scenarios/
 
 # The fixture verdicts, repeated: every fixture must get its documented

@@ -36,6 +36,7 @@ Usage:
   onceproof demo [flags]       certify the built-in fixture tools (no Docker, no config)
   onceproof certify [flags]    certify the tools of a spec file
   onceproof certify-client [flags] certify an agent-side retry wrapper (--exec CMD performs one operation)
+  onceproof chaos --spec FILE    many agents, many operations, faults raining: one check of the whole history
   onceproof discover --mcp URL | --openapi FILE|URL
                                list an MCP server's tools or an OpenAPI document's operations
                                and write a starter spec
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = certify(ctx, args[1:], stdout, stderr)
 	case "certify-client":
 		code, err = certifyClient(ctx, args[1:], stdout, stderr)
+	case "chaos":
+		code, err = chaosCmd(ctx, args[1:], stdout, stderr)
 	case "demo":
 		code, err = demo(ctx, args[1:], stdout, stderr)
 	case "discover":

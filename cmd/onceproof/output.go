@@ -212,6 +212,19 @@ func (p *progress) update(ev scenarios.Progress) {
 	}
 }
 
+// line shows a live line of the caller's own.
+func (p *progress) line(line string) {
+	if !p.live {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if line != p.last {
+		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+		p.last = line
+	}
+}
+
 // done ends the live line.
 func (p *progress) done() {
 	p.mu.Lock()
