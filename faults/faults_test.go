@@ -322,3 +322,31 @@ func TestRemoteReportsFailedLookup(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultsSayWhereTheyStrike: every fault names its phase, and a fault
+// reaches the tool exactly when its phase lets the request through.
+func TestFaultsSayWhereTheyStrike(t *testing.T) {
+	for _, tc := range []struct {
+		fault  faults.Fault
+		phase  faults.Phase
+		reason string
+	}{
+		{faults.LoseResponse{Mode: faults.LoseCut}, faults.ResponseLost, "the response is cut"},
+		{faults.LoseResponse{Mode: faults.LoseBlackhole}, faults.ResponseLost, "the response is swallowed"},
+		{faults.FailBeforeServer{Mode: faults.FailRefuse}, faults.BeforeServer, "the proxy refuses"},
+		{faults.FailBeforeServer{Mode: faults.FailCut}, faults.BeforeServer, "cut at the first byte"},
+		{faults.TornRequest{Bytes: 10}, faults.Torn, "the body is cut"},
+		{faults.Hold{}, faults.Held, "held until released"},
+		{faults.CutConnection{Stream: faults.Upstream, Bytes: 3}, faults.Dependency, "a dependency link"},
+		{faults.ResetConnection{Stream: faults.Downstream}, faults.Dependency, "a dependency link"},
+	} {
+		require.Equal(t, tc.phase, tc.fault.Phase(), tc.reason)
+		require.Contains(t, faults.Phases(), tc.fault.Phase(), tc.reason)
+		reaches := tc.phase == faults.ResponseLost || tc.phase == faults.Held
+		if tc.phase != faults.Dependency {
+			require.Equal(t, reaches, tc.fault.Reaches(), tc.reason)
+		}
+		s := tc.fault.Setup()
+		require.True(t, s.Disable != (len(s.Toxics) > 0), "%s: a setup disables the proxy or adds toxics: %+v", tc.reason, s)
+	}
+}
