@@ -40,7 +40,9 @@ type Report struct {
 	Onceproof string       `json:"onceproof"`
 	Toxiproxy string       `json:"toxiproxy"`
 	Started   time.Time    `json:"started"`
-	Tools     []ToolReport `json:"tools"`
+	// Run identifies the run (and the shard) a certification report is of.
+	Run   *RunInfo     `json:"run,omitempty"`
+	Tools []ToolReport `json:"tools"`
 }
 
 // ToolReport is one tool's verdicts.

@@ -194,6 +194,13 @@ func (c *common) check(fs *flag.FlagSet) error {
 	return nil
 }
 
+// mergeFlag reports whether fs has a --merge flag that was set (its
+// arguments follow the flags).
+func mergeFlag(fs *flag.FlagSet) bool {
+	f := fs.Lookup("merge")
+	return f != nil && f.Value.String() == "true"
+}
+
 // flagSet reports whether the command line set flag name.
 func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
@@ -215,7 +222,7 @@ func parse(fs *flag.FlagSet, args []string, usage string, stdout io.Writer) (hel
 		}
 		return false, usagef("%s: %v", fs.Name(), err)
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && !mergeFlag(fs) {
 		return false, usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
 	}
 	return false, nil
@@ -229,6 +236,12 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	toxiproxyURL := fs.String("toxiproxy", "", "drive a toxiproxy-server at this URL instead of the embedded one")
 	certificate := fs.String("certificate", "", "write a certificate (JSON, with an SVG badge beside it) when the tool is agent-ready")
 	allowRemote := fs.Bool("allow-remote", false, "allow tools and oracles that are not on loopback (onceproof duplicates writes on purpose)")
+	var shard *harness.Shard
+	fs.Func("shard", "I/N: run only share I of N of the (tool, scenario) pairs (a CI matrix job); merge the reports with onceproof report --merge", func(v string) error {
+		s, err := parseShard(v)
+		shard = s
+		return err
+	})
 	localImages := fs.Bool("local-images", false, "run container images only from local builds (postgres, redis and toxiproxy map to the images `make images` builds); never pull")
 	var imageMap []string
 	fs.Func("image", "NAME=LOCAL: run image NAME as the local image LOCAL (repeatable; implies --local-images)", func(s string) error {
@@ -315,12 +328,18 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 	}
 	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	run, err := runInfo(spec, selected, c, shard)
+	if err != nil {
+		return 0, err
+	}
+	report.Run = run
 	if *certificate != "" && len(selected) != 1 {
 		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %d)", len(selected))
 	}
 	prog := newProgress(stderr, c.quiet)
 	report.Tools = make([]harness.ToolReport, len(selected))
 	errs := make([]error, len(selected))
+	skipped := make([]bool, len(selected))
 	// The tools are certified at once, each starting when a slot is free
 	// (their trials share the slots).
 	var wg sync.WaitGroup
@@ -334,13 +353,32 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 				return
 			}
 			defer func() { <-tools }()
-			report.Tools[i], errs[i] = certifyTool(ctx, ts, envOpts, c.config(scenarios.Config{Backend: backend, Repro: repro(ts.Name)}, prog, stderr), c, stderr)
+			cfg := c.config(scenarios.Config{Backend: backend, Repro: repro(ts.Name)}, prog, stderr)
+			if shard != nil {
+				if cfg.Only = shareOf(run, *shard, i); cfg.Only == nil {
+					skipped[i] = true // none of its pairs is this shard's
+					return
+				}
+			}
+			report.Tools[i], errs[i] = certifyTool(ctx, ts, envOpts, cfg, c, stderr)
+			if shard != nil && report.Tools[i].Error == "" && len(report.Tools[i].Scenarios) == 0 {
+				skipped[i] = true // its pairs here do not apply to it
+			}
 		})
 	}
 	wg.Wait()
 	prog.done()
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
+	}
+	if shard != nil {
+		var kept []harness.ToolReport
+		for i, t := range report.Tools {
+			if !skipped[i] {
+				kept = append(kept, t)
+			}
+		}
+		report.Tools = kept
 	}
 	for _, err := range errs {
 		if err != nil && !errors.Is(err, harness.ErrPreflight) {
@@ -482,22 +520,48 @@ func containerOptions(ctx context.Context, selected []harness.ToolSpec, local bo
 }
 
 // reportCmd converts a saved JSON report to other formats (and applies a
-// baseline to it).
+// baseline to it); with --merge, it first combines the reports of a run's
+// shards into one.
 func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	in := fs.String("in", "", "a JSON report written by certify or demo --format json")
+	merge := fs.Bool("merge", false, "merge the shard reports given as arguments (certify --shard I/N --format json) into the report of the whole run")
 	var outs outputs
 	outs.register(fs)
 	baselinePath := fs.String("baseline", "", "apply this baseline to the report")
-	if help, err := parse(fs, args, "Usage: onceproof report --in report.json [--format F [--out FILE]]...", stdout); help || err != nil {
+	const usage = "Usage: onceproof report --in report.json [--format F [--out FILE]]...\n       onceproof report --merge shard1.json shard2.json ... [--format F [--out FILE]]..."
+	if help, err := parse(fs, args, usage, stdout); help || err != nil {
 		return exitOK, err
 	}
-	if *in == "" {
-		return 0, usagef("report: --in is required")
-	}
-	report, err := harness.ReadReport(*in)
-	if err != nil {
-		return 0, usagef("%v", err)
+	var report *harness.Report
+	switch {
+	case *merge && *in != "":
+		return 0, usagef("report: give --in or --merge, not both")
+	case *merge:
+		if fs.NArg() == 0 {
+			return 0, usagef("report --merge: name the shard reports to merge")
+		}
+		var shards []*harness.Report
+		for _, path := range fs.Args() {
+			r, err := harness.ReadReport(path)
+			if err != nil {
+				return 0, usagef("%v", err)
+			}
+			shards = append(shards, r)
+		}
+		merged, err := harness.MergeReports(shards)
+		if err != nil {
+			return 0, usagef("report --merge: %v", err)
+		}
+		report = merged
+	case *in == "":
+		return 0, usagef("report: --in is required (or --merge with shard reports)")
+	default:
+		r, err := harness.ReadReport(*in)
+		if err != nil {
+			return 0, usagef("%v", err)
+		}
+		report = r
 	}
 	list, err := outs.resolve()
 	if err != nil {

@@ -27,7 +27,6 @@ func writeSpec(t *testing.T, addr string) string {
 	src, err := os.ReadFile("../../examples/create-ticket.yaml")
 	require.NoError(t, err)
 	text := strings.ReplaceAll(string(src), "127.0.0.1:8080", addr)
-	text = strings.ReplaceAll(text, "timeout: 2s", "timeout: 150ms")
 	path := filepath.Join(t.TempDir(), "tools.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	return path
