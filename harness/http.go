@@ -43,6 +43,9 @@ type HTTPConfig struct {
 	ResultID string
 	// Oracle counts the tool's effects.
 	Oracle Oracle
+	// Guard checks the tool's address (nil: loopback only, see [Guard]); the
+	// fault proxy is given the literal address it resolves to.
+	Guard *Guard
 }
 
 // HTTPTool is a write tool reached with one HTTP request per attempt. It
@@ -71,8 +74,12 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("tool %s: url %q: want http://host:port/path", c.Name, c.URL)
 	}
+	upstream, err := c.Guard.Resolve(hostPort(u))
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: url %q: %w", c.Name, c.URL, err)
+	}
 	t := &HTTPTool{
-		name: c.Name, url: u, upstream: hostPort(u), method: c.Method,
+		name: c.Name, url: u, upstream: upstream, method: c.Method,
 		headers: map[string]*Template{}, keyHeader: DefaultKeyHeader,
 		keyFormat: c.KeyFormat, timeout: c.Timeout, oracle: c.Oracle,
 	}

@@ -38,6 +38,9 @@ type MCPConfig struct {
 	// naming the result ("" for none).
 	ResultID string
 	Oracle   Oracle
+	// Guard checks the server's address (nil: loopback only, see [Guard]);
+	// the fault proxy is given the literal address it resolves to.
+	Guard *Guard
 }
 
 // MCPTool is a write tool reached with an MCP tools/call. Every call goes
@@ -47,6 +50,7 @@ type MCPConfig struct {
 type MCPTool struct {
 	c        MCPConfig
 	url      *url.URL
+	upstream string
 	args     *Template
 	resultID *Pointer
 
@@ -69,6 +73,10 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("tool %s: url %q: want http://host:port/mcp", c.Name, c.URL)
 	}
+	upstream, err := c.Guard.Resolve(hostPort(u))
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: url %q: %w", c.Name, c.URL, err)
+	}
 	if c.Tool == "" {
 		return nil, fmt.Errorf("tool %s: no MCP tool name", c.Name)
 	}
@@ -81,7 +89,7 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 	if c.Timeout <= 0 {
 		c.Timeout = 2 * time.Second
 	}
-	t := &MCPTool{c: c, url: u, conns: make(chan net.Conn, 64)}
+	t := &MCPTool{c: c, url: u, upstream: upstream, conns: make(chan net.Conn, 64)}
 	if t.args, err = ParseTemplate("arguments", c.Arguments); err != nil {
 		return nil, fmt.Errorf("tool %s: arguments: %w", c.Name, err)
 	}
@@ -105,7 +113,7 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 func (t *MCPTool) Name() string { return t.c.Name }
 
 // Upstream implements Tool.
-func (t *MCPTool) Upstream() string { return hostPort(t.url) }
+func (t *MCPTool) Upstream() string { return t.upstream }
 
 // Timeout implements Tool.
 func (t *MCPTool) Timeout() time.Duration { return t.c.Timeout }

@@ -29,6 +29,12 @@ type Oracle interface {
 // oracle could not count" from other failures.
 var ErrOracle = errors.New("oracle")
 
+// ErrOracleShape marks an oracle answer that arrived but has the wrong shape:
+// the count pointer matches nothing, the value is not a count, the body is
+// not JSON, a command printed something else than an integer. The oracle is
+// reachable; its spec does not fit what it answers.
+var ErrOracleShape = errors.New("oracle answer has the wrong shape")
+
 // OracleFunc adapts a Go function to an Oracle, for library users.
 type OracleFunc func(ctx context.Context, marker string) (int, error)
 
@@ -50,12 +56,24 @@ type HTTPOracle struct {
 	URL     *Template
 	Pointer Pointer
 	Headers map[string]string
-	Client  *http.Client
+	// Timeout bounds one query (default 10s).
+	Timeout time.Duration
+	// Guard checks every connection the query makes, redirects included
+	// (nil: loopback only, see [Guard]).
+	Guard *Guard
+	// Client, when set, is used as is instead of a client built from Timeout
+	// and Guard: the caller answers for where it connects.
+	Client *http.Client
 	// Resolve maps the URL's host:port (a container alias) to where this
 	// host reaches it, at every query (a restarted container's port moves);
-	// nil leaves it as written.
+	// nil leaves it as written. An address Resolve changes is one of the
+	// run's own containers and is dialled as it is.
 	Resolve func(hostport string) string
 }
+
+// defaultOracleTimeout bounds one oracle query when the spec sets no
+// timeout.
+const defaultOracleTimeout = 10 * time.Second
 
 // NewHTTPOracle returns an oracle reading pointer count from GET url.
 func NewHTTPOracle(url, count string) (*HTTPOracle, error) {
@@ -85,11 +103,12 @@ func (o *HTTPOracle) Count(ctx context.Context, marker string) (int, error) {
 }
 
 func (o *HTTPOracle) count(ctx context.Context, marker string) (int, error) {
-	url, err := o.URL.Render(Operation{Marker: marker})
+	raw, err := o.URL.Render(Operation{Marker: marker})
 	if err != nil {
 		return 0, err
 	}
-	if url, err = resolveURL(url, o.Resolve); err != nil {
+	url, mapped, err := resolveURL(raw, o.Resolve)
+	if err != nil {
 		return 0, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -101,7 +120,15 @@ func (o *HTTPOracle) count(ctx context.Context, marker string) (int, error) {
 	}
 	client := o.Client
 	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second}
+		timeout := o.Timeout
+		if timeout <= 0 {
+			timeout = defaultOracleTimeout
+		}
+		g := o.Guard
+		if mapped != "" {
+			g = g.trusting(mapped) // one of the run's own containers
+		}
+		client = g.HTTPClient(timeout)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -119,13 +146,17 @@ func (o *HTTPOracle) count(ctx context.Context, marker string) (int, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return 0, fmt.Errorf("response is not JSON: %w: %s", err, snippet(body))
+		return 0, fmt.Errorf("%w: the response is not JSON: %w: %s", ErrOracleShape, err, snippet(body))
 	}
 	v, err := o.Pointer.Lookup(doc)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%w: count %w in %s", ErrOracleShape, err, snippet(body))
 	}
-	return countOf(v)
+	n, err := countOf(v)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrOracleShape, err)
+	}
+	return n, nil
 }
 
 // countOf reads a count from a JSON value: a non-negative integer or an
@@ -181,7 +212,7 @@ func (o *CommandOracle) Count(ctx context.Context, marker string) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%w %s: printed %q, want a non-negative integer", ErrOracle, o, snippet(out))
+		return 0, fmt.Errorf("%w %s: %w: printed %q, want a non-negative integer", ErrOracle, o, ErrOracleShape, snippet(out))
 	}
 	return n, nil
 }

@@ -108,13 +108,28 @@ type ToolSpec struct {
 }
 
 // Tool builds the tool. Errors are [*SpecError]s located at the most
-// specific field known.
+// specific field known; a refused address wraps ErrRemoteTarget. The tool
+// and its oracle connect only where the guard set by [ToolSpec.WithGuard]
+// lets them (loopback only without one).
 func (t ToolSpec) Tool() (*HTTPTool, error) {
 	tool, err := NewHTTPTool(t.HTTP)
 	if err != nil {
 		return nil, t.toolError(err)
 	}
 	return tool, nil
+}
+
+// WithGuard returns t with every address its tool and oracle connect to
+// checked by g (see [Guard]).
+func (t ToolSpec) WithGuard(g *Guard) ToolSpec {
+	t.HTTP.Guard = g
+	t.HTTP.Oracle = GuardOracle(t.HTTP.Oracle, g)
+	if t.MCP != nil {
+		m := *t.MCP
+		m.Guard, m.Oracle = g, t.HTTP.Oracle
+		t.MCP = &m
+	}
+	return t
 }
 
 // toolError locates an error from NewHTTPTool, whose messages name the part
@@ -150,7 +165,11 @@ func (t ToolSpec) toolError(err error) *SpecError {
 		// The marker belongs in the body (or a header).
 		field = "http.body"
 	}
-	return t.locate(t.file, field, msg)
+	e := t.locate(t.file, field, msg)
+	if errors.Is(err, ErrRemoteTarget) {
+		e.Kind = ErrRemoteTarget
+	}
+	return e
 }
 
 // locate returns a SpecError for field (relative to the tool) at the line of
@@ -740,18 +759,24 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (ToolSpec, bool) {
 		return t, false
 	}
 	t.HTTP.Name = t.Name
+	// Build the tool once, as if remote targets were allowed (whether they
+	// are is the run's to say, see CheckTargets): it renders the request and
+	// checks that the marker and key reach it.
+	anywhere := &Guard{AllowRemote: true}
 	if t.MCP != nil {
 		t.MCP.Name, t.MCP.Oracle, t.MCP.ResultID = t.Name, t.HTTP.Oracle, t.HTTP.ResultID
-		if _, err := NewMCPTool(*t.MCP); err != nil {
+		m := *t.MCP
+		m.Guard = anywhere
+		if _, err := NewMCPTool(m); err != nil {
 			d.errs = append(d.errs, t.locate(t.file, "mcp", strings.TrimPrefix(err.Error(), "tool "+t.Name+": ")))
 			return t, false
 		}
 		return t, true
 	}
-	// Build the tool once: NewHTTPTool renders the request and checks that
-	// the marker and key reach it.
-	if _, err := t.Tool(); err != nil {
-		d.errs = append(d.errs, err.(*SpecError))
+	c := t.HTTP
+	c.Guard = anywhere
+	if _, err := NewHTTPTool(c); err != nil {
+		d.errs = append(d.errs, t.toolError(err))
 		return t, false
 	}
 	return t, true
@@ -985,9 +1010,9 @@ func (d toolDecoder) oracle(f field) Oracle {
 	case set[0].name == "command":
 		o = d.commandOracle(set[0], timeout)
 	case set[0].name == "sql":
-		o = d.sqlOracle(set[0])
+		o = d.sqlOracle(set[0], timeout)
 	case set[0].name == "redis":
-		o = d.redisOracle(set[0])
+		o = d.redisOracle(set[0], timeout)
 	}
 	if len(d.errs) > before || o == nil {
 		return nil
@@ -1051,9 +1076,7 @@ func (d toolDecoder) httpOracle(f field, timeout time.Duration) Oracle {
 	if len(headers) > 0 {
 		o.Headers = headers
 	}
-	if timeout > 0 {
-		o.Client = &http.Client{Timeout: timeout}
-	}
+	o.Timeout = timeout
 	return o
 }
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -119,8 +120,7 @@ func TestParseSpecValid(t *testing.T) {
 				o := httpOracleOf(c.Oracle)
 				require.NotNil(t, o)
 				assert.Equal(t, map[string]string{"Authorization": "Bearer x"}, o.Headers)
-				require.NotNil(t, o.Client)
-				assert.Equal(t, 3*time.Second, o.Client.Timeout)
+				assert.Equal(t, 3*time.Second, o.Timeout)
 
 				tool, err := ts.Tool()
 				require.NoError(t, err)
@@ -140,7 +140,10 @@ func TestParseSpecValid(t *testing.T) {
 				assert.Equal(t, 20, ts.Line)
 				tool, err = ts.Tool()
 				require.NoError(t, err)
-				assert.Equal(t, "localhost:443", tool.Upstream())
+				up, err := netip.ParseAddrPort(tool.Upstream())
+				require.NoError(t, err, "localhost reaches the proxy as a literal address, never as a name to resolve")
+				assert.True(t, up.Addr().IsLoopback())
+				assert.Equal(t, uint16(443), up.Port())
 			},
 		},
 		{
@@ -155,7 +158,7 @@ func TestParseSpecValid(t *testing.T) {
 				assert.Equal(t, 2*time.Second, c.Timeout)
 				assert.Empty(t, c.ResultID)
 				assert.IsType(t, &HTTPOracle{}, c.Oracle, "settle 0 leaves the oracle unwrapped")
-				assert.Nil(t, c.Oracle.(*HTTPOracle).Client, "no oracle timeout: the oracle's default client")
+				assert.Zero(t, c.Oracle.(*HTTPOracle).Timeout, "no oracle timeout: the oracle's default")
 				tool, err := s.Tools[0].Tool()
 				require.NoError(t, err)
 				call, err := tool.Prepare(Operation{ID: "o", Key: "k-1", Marker: "m"})

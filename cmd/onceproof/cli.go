@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -236,6 +238,11 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if *specPath == "" {
 		return 0, usagef("certify: --spec is required")
 	}
+	if *toxiproxyURL != "" {
+		if u, err := url.Parse(*toxiproxyURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+			return 0, usagef("--toxiproxy %q: want the toxiproxy-server API's URL, e.g. http://127.0.0.1:8474", *toxiproxyURL)
+		}
+	}
 	outs, baseline, err := c.prepare()
 	if err != nil {
 		return 0, err
@@ -247,7 +254,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 		return 0, err
 	}
-	selected := spec.Tools
+	selected := slices.Clone(spec.Tools)
 	if len(c.tools) > 0 {
 		selected = nil
 		for _, name := range c.tools {
@@ -258,15 +265,18 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			selected = append(selected, ts)
 		}
 	}
-	for _, ts := range selected {
-		if err := ts.CheckTargets(ctx, spec.Path, *allowRemote); err != nil {
+	guard := &harness.Guard{AllowRemote: *allowRemote}
+	for i, ts := range selected {
+		if err := ts.CheckTargets(guard, spec.Path); err != nil {
 			return 0, err
 		}
+		ts = ts.WithGuard(guard)
 		if !ts.IsContainer() && ts.MCP == nil {
 			if _, err := ts.Tool(); err != nil {
 				return 0, err
 			}
 		}
+		selected[i] = ts
 	}
 	envOpts, closeDocker, err := containerOptions(ctx, selected, *localImages || len(imageMap) > 0, imageMap, stderr)
 	if err != nil {
@@ -276,7 +286,11 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 
 	var backend faults.Backend
 	if *toxiproxyURL != "" {
-		r, err := faults.NewRemote(ctx, *toxiproxyURL)
+		api, err := guard.ResolveURL(*toxiproxyURL)
+		if err != nil {
+			return 0, fmt.Errorf("--toxiproxy: %w", err)
+		}
+		r, err := faults.NewRemote(ctx, api)
 		if err != nil {
 			return 0, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -27,6 +26,7 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8090/mcp")
 	out := fs.String("out", "", "write the starter spec here (default: standard output after the table)")
 	oracle := fs.String("oracle-url", "", "oracle URL template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
+	allowRemote := fs.Bool("allow-remote", false, "allow an MCP server that is not on loopback")
 	if help, err := parse(fs, args, "Usage: onceproof discover --mcp URL [--out FILE]", stdout); help || err != nil {
 		return exitOK, err
 	}
@@ -37,7 +37,11 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if *oracle == "" {
 		*oracle = u.Scheme + "://" + u.Host + "/count?marker={{.Marker}}"
 	}
-	tools, err := listTools(ctx, *endpoint)
+	guard := &harness.Guard{AllowRemote: *allowRemote}
+	if err := guard.CheckURL(*endpoint); err != nil {
+		return 0, fmt.Errorf("--mcp: %w", err)
+	}
+	tools, err := listTools(ctx, *endpoint, guard)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
 	}
@@ -64,12 +68,12 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	return exitOK, nil
 }
 
-func listTools(ctx context.Context, endpoint string) ([]*mcp.Tool, error) {
+func listTools(ctx context.Context, endpoint string, guard *harness.Guard) ([]*mcp.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof-discover", Version: version}, nil)
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: true,
-		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}, nil)
+		HTTPClient: guard.HTTPClient(0)}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("mcp %s: %w", endpoint, err)
 	}

@@ -87,6 +87,9 @@ func TestCertifyExitCodes(t *testing.T) {
 		{[]string{"certify", "--spec", correct, "--format", "xml"}, exitUsage, "flag -format: want one of text, json", "bad format"},
 		{[]string{"certify", "--spec", filepath.Join(t.TempDir(), "missing.yaml")}, exitUsage, "missing.yaml", "no such file"},
 		{[]string{"frobnicate"}, exitUsage, "unknown command", "bad command"},
+		{[]string{"certify", "--spec", correct, "--toxiproxy", "http://10.0.0.1:8474"}, exitUsage, "--toxiproxy: remote target 10.0.0.1:8474", "a remote Toxiproxy is refused before it is dialled"},
+		{[]string{"certify", "--spec", correct, "--toxiproxy", "http://toxi.example:8474"}, exitUsage, "toxi.example is not a loopback name", "a Toxiproxy name is refused without a DNS query"},
+		{[]string{"discover", "--mcp", "http://10.0.0.1:9/mcp"}, exitUsage, "--mcp: remote target 10.0.0.1:9", "a remote MCP server is refused before it is dialled"},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			code, out, errOut := runCLI(t, tc.args...)
