@@ -167,6 +167,14 @@ func (t *HTTPTool) KeyFormat() KeyFormat { return t.keyFormat }
 // Oracle implements Tool.
 func (t *HTTPTool) Oracle() Oracle { return t.oracle }
 
+// ResultIDPointer is the tool's result_id JSON pointer ("" for none).
+func (t *HTTPTool) ResultIDPointer() string {
+	if t.resultID == nil {
+		return ""
+	}
+	return t.resultID.String()
+}
+
 // URL returns the tool's endpoint.
 func (t *HTTPTool) URL() string { return t.url.String() }
 
@@ -207,6 +215,9 @@ const maxResponse = 4 << 20
 // Send implements Tool.
 func (t *HTTPTool) Send(ctx context.Context, conn net.Conn, call *Call, deadline time.Time) Reply {
 	_ = conn.SetDeadline(deadline)
+	// A cancelled ctx ends the attempt at once, whatever the deadline.
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
 	var rw io.ReadWriter = conn
 	if t.url.Scheme == "https" {
 		tc := tls.Client(conn, &tls.Config{ServerName: t.url.Hostname()})

@@ -124,6 +124,9 @@ func (t *MCPTool) Oracle() Oracle { return t.c.Oracle }
 // KeyFormat is how the tool spells idempotency keys.
 func (t *MCPTool) KeyFormat() KeyFormat { return t.c.KeyFormat }
 
+// ResultIDPointer is the tool's result_id JSON pointer ("" for none).
+func (t *MCPTool) ResultIDPointer() string { return t.c.ResultID }
+
 // mcpCall is what Prepare renders: the tools/call parameters.
 type mcpCall struct {
 	Name      string         `json:"name"`

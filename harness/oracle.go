@@ -146,15 +146,15 @@ func (o *HTTPOracle) count(ctx context.Context, marker string) (int, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return 0, fmt.Errorf("%w: the response is not JSON: %w: %s", ErrOracleShape, err, snippet(body))
+		return 0, &FieldError{Field: "oracle.http.url", Err: fmt.Errorf("%w: the response is not JSON: %w: %s", ErrOracleShape, err, snippet(body))}
 	}
 	v, err := o.Pointer.Lookup(doc)
 	if err != nil {
-		return 0, fmt.Errorf("%w: count %w in %s", ErrOracleShape, err, snippet(body))
+		return 0, &FieldError{Field: "oracle.http.count", Err: fmt.Errorf("%w: %w in %s", ErrOracleShape, err, snippet(body))}
 	}
 	n, err := countOf(v)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrOracleShape, err)
+		return 0, &FieldError{Field: "oracle.http.count", Err: fmt.Errorf("%w: %w", ErrOracleShape, err)}
 	}
 	return n, nil
 }
@@ -203,19 +203,29 @@ func (o *CommandOracle) Count(ctx context.Context, marker string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, o.Argv[0], o.Argv[1:]...)
+	ownProcessGroup(cmd)
+	cmd.WaitDelay = commandWaitDelay
 	cmd.Env = append(append(os.Environ(), o.Env...), "ONCEPROOF_MARKER="+marker)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+		}
 		return 0, fmt.Errorf("%w %s: %w: %s", ErrOracle, o, err, snippet(stderr.Bytes()))
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%w %s: %w: printed %q, want a non-negative integer", ErrOracle, o, ErrOracleShape, snippet(out))
+		return 0, fmt.Errorf("%w %s: %w", ErrOracle, o, &FieldError{Field: "oracle.command",
+			Err: fmt.Errorf("%w: printed %q, want a non-negative integer", ErrOracleShape, snippet(out))})
 	}
 	return n, nil
 }
+
+// commandWaitDelay bounds how long a cancelled command oracle's output is
+// waited for once the command is killed.
+const commandWaitDelay = 200 * time.Millisecond
 
 // Settled wraps o so that a count is returned only once it is stable: it
 // counts, waits settle, and counts again until two counts agree (effects may
@@ -242,11 +252,16 @@ func (s *settled) Count(ctx context.Context, marker string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	for range maxSettleRounds {
+	timer := time.NewTimer(s.settle)
+	defer timer.Stop()
+	for i := range maxSettleRounds {
+		if i > 0 {
+			timer.Reset(s.settle)
+		}
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(s.settle):
+			return 0, fmt.Errorf("%w %s: settling: %w", ErrOracle, s.o, context.Cause(ctx))
+		case <-timer.C:
 		}
 		n, err := s.o.Count(ctx, marker)
 		if err != nil {

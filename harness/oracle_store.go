@@ -46,7 +46,7 @@ func (o *SQLOracle) Count(ctx context.Context, marker string) (int, error) {
 	var n int64
 	if err := pool.QueryRow(ctx, o.Query, marker).Scan(&n); err != nil {
 		if shape := sqlShapeError(err); shape != nil {
-			return 0, fmt.Errorf("%w %s: %w", ErrOracle, o, shape)
+			return 0, fmt.Errorf("%w %s: %w", ErrOracle, o, &FieldError{Field: "oracle.sql.query", Err: shape})
 		}
 		return 0, fmt.Errorf("%w %s: %w", ErrOracle, o, err)
 	}
@@ -158,7 +158,8 @@ func (o *RedisOracle) Count(ctx context.Context, marker string) (int, error) {
 	}
 	n, ok := v.(int64)
 	if !ok {
-		return 0, fmt.Errorf("%w %s: %w: the reply is %s, want an integer", ErrOracle, o, ErrOracleShape, describeReply(v))
+		return 0, fmt.Errorf("%w %s: %w", ErrOracle, o, &FieldError{Field: "oracle.redis.command",
+			Err: fmt.Errorf("%w: the reply is %s, want an integer", ErrOracleShape, describeReply(v))})
 	}
 	if n < 0 {
 		return 0, fmt.Errorf("%w %s: count %d is negative", ErrOracle, o, n)

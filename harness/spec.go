@@ -172,6 +172,24 @@ func (t ToolSpec) toolError(err error) *SpecError {
 	return e
 }
 
+// Locate returns err as a [*SpecError] naming the file, line and field when
+// it holds a [*FieldError] (a finding of the preflight call about one field);
+// other errors come back unchanged. The SpecError wraps err, so errors.Is
+// still finds ErrPreflight, ErrOracleShape and the rest.
+func (t ToolSpec) Locate(err error) error {
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	msg := fe.Err.Error()
+	if errors.Is(err, ErrPreflight) {
+		msg = ErrPreflight.Error() + ": " + msg
+	}
+	e := t.locate(t.file, fe.Field, msg)
+	e.Kind = err
+	return e
+}
+
 // locate returns a SpecError for field (relative to the tool) at the line of
 // that field or, failing that, of its closest enclosing field.
 func (t ToolSpec) locate(file, field, msg string) *SpecError {
@@ -571,8 +589,37 @@ func (d *specDecoder) str(f field) (string, bool) {
 	return f.val.Value, true
 }
 
-// duration decodes a field as a duration; zero is allowed only if zeroOK.
-func (d *specDecoder) duration(f field, zeroOK bool) (time.Duration, bool) {
+// The longest durations a spec may set; a longer one is refused (it would
+// make a run wait for hours on one attempt or one count).
+const (
+	// MaxToolTimeout bounds http.timeout and mcp.timeout, the caller's
+	// deadline for one attempt.
+	MaxToolTimeout = time.Hour
+	// MaxOracleTimeout bounds oracle.timeout, the deadline of one count.
+	MaxOracleTimeout = 10 * time.Minute
+	// MaxSettle bounds oracle.settle, the wait between two counts (a count
+	// settles within 20 of them).
+	MaxSettle = time.Minute
+	// MaxStartup bounds container.startup, how long each container may take
+	// to become ready.
+	MaxStartup = 30 * time.Minute
+)
+
+// FormatDuration spells d without zero units: "1h", "10m", "1m30s", "250ms".
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// duration decodes a field as a duration of at most max; zero is allowed
+// only if zeroOK.
+func (d *specDecoder) duration(f field, zeroOK bool, max time.Duration) (time.Duration, bool) {
 	s, ok := d.str(f)
 	if !ok {
 		return 0, false
@@ -587,6 +634,9 @@ func (d *specDecoder) duration(f field, zeroOK bool) (time.Duration, bool) {
 		return 0, false
 	case v == 0 && !zeroOK:
 		d.errorf(f.line, f.path, "bad duration %q: must be positive", s)
+		return 0, false
+	case v > max:
+		d.errorf(f.line, f.path, "duration %q is too long: at most %s", s, FormatDuration(max))
 		return 0, false
 	}
 	return v, true
@@ -909,7 +959,7 @@ func (d toolDecoder) keyFormatAndTimeout(fs *fields, format *KeyFormat, timeout 
 		}
 	}
 	if f, ok := d.get(fs, "timeout"); ok {
-		if v, ok := d.duration(f, false); ok {
+		if v, ok := d.duration(f, false, MaxToolTimeout); ok {
 			*timeout = v
 		}
 	}
@@ -986,10 +1036,10 @@ func (d toolDecoder) oracle(f field) Oracle {
 	before := len(d.errs)
 	var timeout, settle time.Duration
 	if f, ok := d.get(fs, "timeout"); ok {
-		timeout, _ = d.duration(f, false)
+		timeout, _ = d.duration(f, false, MaxOracleTimeout)
 	}
 	if f, ok := d.get(fs, "settle"); ok {
-		settle, _ = d.duration(f, true)
+		settle, _ = d.duration(f, true, MaxSettle)
 	}
 	kinds := []string{"http", "command", "sql", "redis"}
 	var set []field

@@ -52,7 +52,7 @@ func (d toolDecoder) container(f field) {
 		}
 	}
 	if f, ok := d.get(fs, "startup"); ok {
-		c.Startup, _ = d.duration(f, false)
+		c.Startup, _ = d.duration(f, false, MaxStartup)
 	}
 	names := map[string]int{c.Tool.Name: fs.line}
 	if f, ok := d.get(fs, "dependencies"); ok {

@@ -31,6 +31,17 @@ const (
 	exitInterrupted  = 130
 )
 
+// The longest durations the flags accept; a longer one is a usage error.
+const (
+	maxBackoffLimit = time.Minute // --max-backoff
+	maxShrinkTime   = time.Hour   // --shrink-time
+	maxOpTimeLimit  = time.Hour   // certify-client --max-op-time
+)
+
+// cleanupTimeout bounds removing what a run started (containers, proxies),
+// which happens even after an interrupt.
+const cleanupTimeout = 30 * time.Second
+
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
@@ -92,11 +103,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onceproof: unknown command %q\n\n%s", args[0], usage)
 		return exitUsage
 	}
+	if ctx.Err() != nil && (err != nil || code != exitOK) {
+		fmt.Fprintf(stderr, "onceproof: %s\n", interruption(ctx))
+		return exitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "onceproof: %v\n", err)
 		return exitCode(ctx, err)
 	}
 	return code
+}
+
+// interruption says why ctx ended: the signal's message, or "interrupted".
+func interruption(ctx context.Context) string {
+	if cause := context.Cause(ctx); errors.Is(cause, errInterrupted) {
+		return cause.Error()
+	}
+	return errInterrupted.Error()
 }
 
 // exitCode maps an error to its exit code.
@@ -167,6 +190,15 @@ func (c *common) check() error {
 	}
 	if c.maxBackoff < 0 {
 		return usagef("--max-backoff %s: want a duration of zero or more", c.maxBackoff)
+	}
+	if c.maxBackoff > maxBackoffLimit {
+		return usagef("--max-backoff %s: too long, at most %s", c.maxBackoff, harness.FormatDuration(maxBackoffLimit))
+	}
+	if c.shrinkTime < 0 {
+		return usagef("--shrink-time %s: want a duration of zero or more", c.shrinkTime)
+	}
+	if c.shrinkTime > maxShrinkTime {
+		return usagef("--shrink-time %s: too long, at most %s", c.shrinkTime, harness.FormatDuration(maxShrinkTime))
 	}
 	if c.seed == 0 {
 		var b [8]byte
@@ -425,12 +457,22 @@ func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOp
 		}
 		return harness.ToolReport{Name: ts.Name, Error: err.Error()}, err
 	}
-	defer stop(context.Background())
+	defer func() {
+		// Cleanup runs even after an interrupt, bounded.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		_ = stop(cctx)
+	}()
 	startup := time.Since(began)
 	if ts.IsContainer() {
 		fmt.Fprintf(stderr, "  containers ready in %s\n", startup.Round(time.Millisecond))
 	}
 	tr, err := scenarios.Run(ctx, tool, cfg)
+	if err != nil {
+		// A preflight finding about one field names its file and line.
+		err = ts.Locate(err)
+		tr.Error = err.Error()
+	}
 	if ct, ok := tool.(*harness.ContainerTool); ok {
 		tr.Startup = startup
 		tr.Image, tr.ImageDigest, _ = ct.Env().ToolImage(context.WithoutCancel(ctx))

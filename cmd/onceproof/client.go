@@ -55,6 +55,8 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 0, usagef("--max-attempts %d: want at least 1", *maxAttempts)
 	case *maxOpTime <= 0:
 		return 0, usagef("--max-op-time %s: want a positive duration", *maxOpTime)
+	case *maxOpTime > maxOpTimeLimit:
+		return 0, usagef("--max-op-time %s: too long, at most %s", *maxOpTime, harness.FormatDuration(maxOpTimeLimit))
 	case *name == "":
 		return 0, usagef("--name: want a name")
 	}
