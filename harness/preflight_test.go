@@ -51,6 +51,10 @@ func ticketServer(t *testing.T) *httptest.Server {
 }
 
 func preflight(t *testing.T, c HTTPConfig) error {
+	return preflightAs(t, c, false)
+}
+
+func preflightAs(t *testing.T, c HTTPConfig, readOnly bool) error {
 	t.Helper()
 	c.Name, c.Body, c.Timeout = "t", `{"m":"{{.Marker}}"}`, 2*time.Second
 	tool, err := NewHTTPTool(c)
@@ -60,7 +64,7 @@ func preflight(t *testing.T, c HTTPConfig) error {
 	s, err := Open(context.Background(), backend, tool, KeyUUID)
 	require.NoError(t, err)
 	defer s.Close(context.Background())
-	_, err = s.Preflight(context.Background(), false)
+	_, err = s.Preflight(context.Background(), readOnly)
 	return err
 }
 
@@ -119,6 +123,14 @@ func TestPreflightFindsWhatWouldPassSilently(t *testing.T) {
 			assert.Equal(t, tc.field, fe.Field)
 		})
 	}
+}
+
+func TestPreflightOfAReadOnlyToolIgnoresItsResultID(t *testing.T) {
+	srv := ticketServer(t)
+	o, err := NewHTTPOracle(srv.URL+"/count?marker={{.Marker}}", "/count")
+	require.NoError(t, err)
+	// Its verdict (annotations only) compares no results.
+	require.NoError(t, preflightAs(t, HTTPConfig{URL: srv.URL + "/tickets", ResultID: "/nope", Oracle: o}, true))
 }
 
 func TestLocateNamesTheFieldAPreflightFound(t *testing.T) {

@@ -260,8 +260,8 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 // means the spec or oracle is wrong; an error wrapping ErrPreflight (and
 // ErrUnreachable when nothing answered) says how.
 //
-// A result_id pointer that finds nothing in the 2xx answer, and an oracle
-// answer of the wrong shape, are errors too (a [*FieldError] naming the
+// A result_id pointer that finds nothing in the 2xx answer (of a tool that
+// is not read-only), and an oracle answer of the wrong shape, are errors too (a [*FieldError] naming the
 // field, wrapping ErrOracleShape for the oracle): with them every "same
 // result" check would compare empty values, or no count would be read.
 func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error) {
@@ -286,7 +286,8 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 	case a.Status/100 != 2:
 		return a, fmt.Errorf("%w: tool %s: a plain call returned status %d, want 2xx (body: %s)", ErrPreflight, s.tool.Name(), a.Status, a.Body)
 	}
-	if p, ok := s.tool.(interface{ ResultIDPointer() string }); ok && p.ResultIDPointer() != "" && a.ResultID == "" {
+	// A read-only tool's verdict compares no results: its result_id is moot.
+	if p, ok := s.tool.(interface{ ResultIDPointer() string }); ok && !readOnly && p.ResultIDPointer() != "" && a.ResultID == "" {
 		return a, fmt.Errorf("%w: %w", ErrPreflight, &FieldError{Field: "result_id", Err: fmt.Errorf(
 			"%w: %s finds no value in the 2xx answer of a plain call (%s): every same-result check would compare empty values",
 			ErrResultID, p.ResultIDPointer(), dash(a.Body))})

@@ -279,6 +279,14 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if err != nil {
 		return 0, err
 	}
+	defer discardOutputs(outs)
+	var cert *certificateFiles
+	if *certificate != "" {
+		if cert, err = openCertificate(*certificate, outs); err != nil {
+			return 0, err
+		}
+		defer cert.discard()
+	}
 	spec, err := harness.LoadSpec(*specPath)
 	if err != nil {
 		if !errors.Is(err, harness.ErrSpec) {
@@ -296,6 +304,9 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			}
 			selected = append(selected, ts)
 		}
+	}
+	if cert != nil && len(selected) != 1 {
+		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %s)", harness.Plural(len(selected), "tool", "tools"))
 	}
 	guard := &harness.Guard{AllowRemote: *allowRemote}
 	for i, ts := range selected {
@@ -351,9 +362,6 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 	}
 	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
-	if *certificate != "" && len(selected) != 1 {
-		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %d)", len(selected))
-	}
 	prog := newProgress(stderr, c.quiet)
 	for _, ts := range selected {
 		tr, err := certifyTool(ctx, ts, envOpts, c.config(scenarios.Config{Backend: backend, Repro: repro(ts.Name)}, prog, stderr), c, stderr)
@@ -366,12 +374,13 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 		report.Tools = append(report.Tools, tr)
 	}
-	return finish(report, baseline, outs, *certificate, stdout, stderr)
+	return finish(report, baseline, outs, cert, stdout, stderr)
 }
 
 // finish applies the baseline, writes every output and the certificate, and
-// returns the exit code the report earns.
-func finish(report *harness.Report, baseline *harness.Baseline, outs []output, certificate string, stdout, stderr io.Writer) (int, error) {
+// returns the exit code the report earns. A non-zero code's reason goes to
+// stderr, whatever the outputs are.
+func finish(report *harness.Report, baseline *harness.Baseline, outs []output, cert *certificateFiles, stdout, stderr io.Writer) (int, error) {
 	if baseline != nil {
 		for _, f := range baseline.Apply(report) {
 			fmt.Fprintf(stderr, "baseline: %s / %s did not run\n", f.Tool, f.Scenario)
@@ -380,17 +389,59 @@ func finish(report *harness.Report, baseline *harness.Baseline, outs []output, c
 	if err := writeOutputs(report, outs, stdout); err != nil {
 		return 0, err
 	}
-	if certificate != "" {
-		if err := writeCertificate(report, certificate, stderr); err != nil {
+	if cert != nil {
+		if err := cert.write(report, stderr); err != nil {
 			return 0, err
 		}
 	}
-	return verdictCode(report), nil
+	code := verdictCode(report)
+	if code != exitOK {
+		fmt.Fprintf(stderr, "onceproof: %s\n", verdictReason(report))
+	}
+	return code, nil
 }
 
-// writeCertificate writes the certificate of the report's one tool, and its
-// SVG badge beside it, when the tool is agent-ready.
-func writeCertificate(report *harness.Report, path string, stderr io.Writer) error {
+// certificateFiles are the certificate and its SVG badge beside it, opened
+// before the run.
+type certificateFiles struct {
+	json, badge *target
+}
+
+// openCertificate opens path and its badge (path with .svg as its
+// extension); neither may be one of the outputs.
+func openCertificate(path string, outs []output) (*certificateFiles, error) {
+	badge := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
+	if badge == path {
+		return nil, usagef("--certificate %s: the badge would be written to the same file; give the certificate a .json name", path)
+	}
+	for _, p := range []string{path, badge} {
+		for _, o := range outs {
+			if o.path != "" && filepath.Clean(o.path) == filepath.Clean(p) {
+				return nil, usagef("--certificate %s: %s is also an --out file", path, p)
+			}
+		}
+	}
+	j, err := openTarget("--certificate", path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := openTarget("--certificate", badge)
+	if err != nil {
+		j.discard()
+		return nil, err
+	}
+	return &certificateFiles{json: j, badge: b}, nil
+}
+
+// discard removes what was not written.
+func (c *certificateFiles) discard() {
+	c.json.discard()
+	c.badge.discard()
+}
+
+// write writes the certificate of the report's one tool, and its SVG badge,
+// when the tool is agent-ready.
+func (c *certificateFiles) write(report *harness.Report, stderr io.Writer) error {
 	cert, err := harness.NewCertificate(report, report.Tools[0], time.Now())
 	if errors.Is(err, harness.ErrNotAgentReady) {
 		fmt.Fprintf(stderr, "no certificate: %v\n", err)
@@ -399,14 +450,13 @@ func writeCertificate(report *harness.Report, path string, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := writeFile(path, cert.WriteJSON); err != nil {
+	if err := c.json.commit(cert.WriteJSON); err != nil {
 		return fmt.Errorf("--certificate %w", err)
 	}
-	badge := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
-	if err := writeFile(badge, cert.WriteBadge); err != nil {
+	if err := c.badge.commit(cert.WriteBadge); err != nil {
 		return fmt.Errorf("--certificate badge %w", err)
 	}
-	fmt.Fprintf(stderr, "certificate %s (sha256 %s), badge %s\n", path, cert.SHA256, badge)
+	fmt.Fprintf(stderr, "certificate %s (sha256 %s), badge %s\n", c.json.path, cert.SHA256, c.badge.path)
 	return nil
 }
 
@@ -430,7 +480,13 @@ func (c *common) prepare() ([]output, *harness.Baseline, error) {
 		return nil, nil, err
 	}
 	baseline, err := c.loadBaseline()
-	return outs, baseline, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := openOutputs(outs); err != nil {
+		return nil, nil, err
+	}
+	return outs, baseline, nil
 }
 
 func (c *common) loadBaseline() (*harness.Baseline, error) {
@@ -522,13 +578,17 @@ func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	if *in == "" {
 		return 0, usagef("report: --in is required")
 	}
-	report, err := harness.ReadReport(*in)
-	if err != nil {
-		return 0, usagef("%v", err)
-	}
 	list, err := outs.resolve()
 	if err != nil {
 		return 0, err
+	}
+	if err := openOutputs(list); err != nil {
+		return 0, err
+	}
+	defer discardOutputs(list)
+	report, err := harness.ReadReport(*in)
+	if err != nil {
+		return 0, usagef("%v", err)
 	}
 	var baseline *harness.Baseline
 	if *baselinePath != "" {
@@ -536,7 +596,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
 			return 0, err
 		}
 	}
-	return finish(report, baseline, list, "", stdout, stderr)
+	return finish(report, baseline, list, nil, stdout, stderr)
 }
 
 // verifyCertificate recomputes a certificate's hash: exit 0 when it
@@ -599,6 +659,46 @@ func verdictCode(r *harness.Report) int {
 		}
 	}
 	return code
+}
+
+// verdictReason says in one line why a report earns a non-zero exit code.
+func verdictReason(r *harness.Report) string {
+	var errs, failed, stale, unknown []string
+	for _, t := range r.Tools {
+		if t.Error != "" {
+			errs = append(errs, t.Name+": "+t.Error)
+			continue
+		}
+		for _, s := range t.Scenarios {
+			cell := t.Name + " × " + s.ID
+			switch {
+			case s.Baseline == harness.BaselineStale:
+				stale = append(stale, cell)
+			case s.Verdict == harness.Fail && s.Baseline == harness.BaselineKnown:
+			case s.Verdict == harness.Fail:
+				failed = append(failed, cell)
+			case s.Verdict == harness.Inconclusive:
+				unknown = append(unknown, cell+" ("+s.Reason+")")
+			}
+		}
+	}
+	var parts []string
+	if len(errs) > 0 {
+		parts = append(parts, strings.Join(errs, "; "))
+	}
+	if len(failed) > 0 {
+		parts = append(parts, harness.Plural(len(failed), "scenario", "scenarios")+" failed: "+strings.Join(failed, ", "))
+	}
+	if len(stale) > 0 {
+		parts = append(parts, harness.Plural(len(stale), "stale baseline entry", "stale baseline entries")+" (they pass now): "+strings.Join(stale, ", "))
+	}
+	if len(unknown) > 0 {
+		parts = append(parts, harness.Plural(len(unknown), "scenario", "scenarios")+" inconclusive: "+strings.Join(unknown, ", "))
+	}
+	if len(parts) == 0 {
+		return "no verdict"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

@@ -64,6 +64,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return 0, err
 	}
+	defer discardOutputs(outs)
 	log := stderr
 	if c.quiet {
 		log = io.Discard
@@ -102,7 +103,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 0, err
 	}
 	report.Tools = append(report.Tools, tr)
-	return finish(report, baseline, outs, "", stdout, stderr)
+	return finish(report, baseline, outs, nil, stdout, stderr)
 }
 
 func clientIDList() string {

@@ -55,6 +55,8 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 	if err != nil {
 		return 0, err
 	}
+	defer discardOutputs(outs)
+	reasons := stderr // the reason for a non-zero exit is printed even with --quiet
 	if c.quiet {
 		stderr = io.Discard
 	}
@@ -96,6 +98,8 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 		}
 	}
 	if len(mismatches) > 0 {
+		fmt.Fprintf(reasons, "onceproof: %s from the fixtures' documented behaviour: %s\n",
+			harness.Plural(len(mismatches), "verdict differs", "verdicts differ"), strings.Join(mismatches, "; "))
 		return exitFailed, nil
 	}
 	return exitOK, nil

@@ -37,6 +37,13 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if *oracle == "" {
 		*oracle = u.Scheme + "://" + u.Host + "/count?marker={{.Marker}}"
 	}
+	var file *target
+	if *out != "" {
+		if file, err = openTarget("--out", *out); err != nil {
+			return 0, err
+		}
+		defer file.discard()
+	}
 	guard := &harness.Guard{AllowRemote: *allowRemote}
 	if err := guard.CheckURL(*endpoint); err != nil {
 		return 0, fmt.Errorf("--mcp: %w", err)
@@ -61,7 +68,7 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprint(stdout, "\n"+spec)
 		return exitOK, nil
 	}
-	if err := writeFile(*out, func(w io.Writer) error { _, err := io.WriteString(w, spec); return err }); err != nil {
+	if err := file.commit(func(w io.Writer) error { _, err := io.WriteString(w, spec); return err }); err != nil {
 		return 0, err
 	}
 	fmt.Fprintf(stderr, "wrote %s: fill in each tool's oracle, then run onceproof certify --spec %s\n", *out, *out)
@@ -124,7 +131,11 @@ func starterSpec(endpoint, oracle string, tools []*mcp.Tool) string {
 		if !marker {
 			b.WriteString("      # TODO: no string argument carries {{.Marker}}; the spec is refused until one does\n")
 		}
-		b.WriteString("    result_id: /id\n")
+		if p := resultIDPointer(t.OutputSchema); p != "" {
+			fmt.Fprintf(&b, "    result_id: %s\n", p)
+		} else {
+			b.WriteString("    # result_id: the output schema names no id; point this at the result's id if it has one\n")
+		}
 		fmt.Fprintf(&b, "    oracle:\n      http: {url: %s, count: /count}   # TODO: count this tool's effects\n", yamlQuote(oracle))
 	}
 	return b.String()
@@ -172,6 +183,20 @@ func argumentsTemplate(schema any) (tpl, keyArg string, marker bool) {
 		parts = append(parts, fmt.Sprintf("%q:%s", n, v))
 	}
 	return "{" + strings.Join(parts, ",") + "}", keyArg, marker
+}
+
+// resultIDPointer is "/id" when an output schema has an "id" property, ""
+// otherwise (a pointer that matches nothing fails the preflight).
+func resultIDPointer(schema any) string {
+	raw, _ := json.Marshal(schema)
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(raw, &s)
+	if _, ok := s.Properties["id"]; ok {
+		return "/id"
+	}
+	return ""
 }
 
 func specName(s string) string {
