@@ -164,6 +164,7 @@ func (d toolDecoder) wait(f field) Wait {
 			}
 			w.Log = v
 		}
+	case fs.misspelt("http", "log"):
 	default:
 		d.errorf(fs.line, f.path, "want http (a path answering 2xx) or log (a line the container prints when ready)")
 	}
