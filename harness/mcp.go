@@ -58,6 +58,7 @@ type MCPTool struct {
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
+	dialer  *sessionDialer // the session's own connections
 	sid     int
 	fresh   bool // the session was opened for the next call
 	suspect bool // the last call failed: check the session before reuse
@@ -171,14 +172,15 @@ func (t *MCPTool) Ready(ctx context.Context, dial func(context.Context) (net.Con
 		err := t.session.Ping(pctx, nil)
 		cancel()
 		if err != nil {
-			_ = t.session.Close()
-			t.session = nil
+			_ = closeSession(t.session, t.dialer)
+			t.session, t.dialer = nil, nil
 		}
 		t.suspect = false
 	}
 	if t.session != nil {
 		return nil
 	}
+	sd := &sessionDialer{dial: dial, open: map[*trackedConn]struct{}{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof", Version: "1"}, nil)
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:             t.c.URL,
@@ -191,25 +193,122 @@ func (t *MCPTool) Ready(ctx context.Context, dial func(context.Context) (net.Con
 				case c := <-t.conns: // the connection Send handed over for a tools/call
 					return c, nil
 				default:
-					return dial(ctx)
+					return sd.DialContext(ctx)
 				}
 			},
 		}},
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	// A cancelled ctx abandons the session at once: the SDK would otherwise
+	// wait for its own best-effort requests (a cancellation notice, a
+	// DELETE) to a server that does not answer.
+	stop := context.AfterFunc(cctx, sd.abandon)
+	defer stop()
 	s, err := client.Connect(cctx, transport, nil)
 	if err != nil {
+		sd.abandon()
 		return fmt.Errorf("%w: mcp %s: open session: %w", ErrUnreachable, t.c.URL, err)
 	}
-	t.session, t.fresh = s, true
-	t.sid++
 	if t.tool == nil {
 		if t.tool, err = findTool(cctx, s, t.c.Tool); err != nil {
+			sd.abandon()
+			_ = s.Close()
 			return err
 		}
 	}
+	if !stop() {
+		_ = s.Close()
+		return fmt.Errorf("mcp %s: open session: %w", t.c.URL, context.Cause(cctx))
+	}
+	t.session, t.dialer, t.fresh = s, sd, true
+	t.sid++
 	return nil
+}
+
+// closeGrace is how long closing an MCP session may wait for the server
+// before its connections are cut.
+const closeGrace = 500 * time.Millisecond
+
+// closeSession closes s, cutting its connections (d's) if the server has
+// not let it go within closeGrace.
+func closeSession(s *mcp.ClientSession, d *sessionDialer) error {
+	done := make(chan error, 1)
+	go func() { done <- s.Close() }()
+	timer := time.NewTimer(closeGrace)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		if d != nil {
+			d.abandon()
+		}
+		return <-done
+	}
+}
+
+// errSessionAbandoned is the error of a connection an abandoned MCP session
+// asks for.
+var errSessionAbandoned = errors.New("mcp session abandoned")
+
+// sessionDialer dials the connections of one MCP session's own requests
+// (initialize, tools/list, pings, notices, the closing DELETE) through the
+// proxy, and can cut them all at once.
+type sessionDialer struct {
+	dial func(context.Context) (net.Conn, error)
+
+	mu   sync.Mutex
+	dead bool
+	open map[*trackedConn]struct{}
+}
+
+// DialContext dials a connection the session may be made to let go of.
+func (d *sessionDialer) DialContext(ctx context.Context) (net.Conn, error) {
+	d.mu.Lock()
+	dead := d.dead
+	d.mu.Unlock()
+	if dead {
+		return nil, errSessionAbandoned
+	}
+	c, err := d.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dead {
+		_ = c.Close()
+		return nil, errSessionAbandoned
+	}
+	tc := &trackedConn{Conn: c, d: d}
+	d.open[tc] = struct{}{}
+	return tc, nil
+}
+
+// abandon closes every open connection and refuses new ones.
+func (d *sessionDialer) abandon() {
+	d.mu.Lock()
+	d.dead = true
+	open := d.open
+	d.open = map[*trackedConn]struct{}{}
+	d.mu.Unlock()
+	for c := range open {
+		_ = c.Conn.Close()
+	}
+}
+
+// trackedConn leaves its dialer's open set when closed.
+type trackedConn struct {
+	net.Conn
+	d *sessionDialer
+}
+
+func (c *trackedConn) Close() error {
+	c.d.mu.Lock()
+	delete(c.d.open, c)
+	c.d.mu.Unlock()
+	return c.Conn.Close()
 }
 
 func findTool(ctx context.Context, s *mcp.ClientSession, name string) (*mcp.Tool, error) {
@@ -322,8 +421,8 @@ func (t *MCPTool) Close() error {
 	if t.session == nil {
 		return nil
 	}
-	err := t.session.Close()
-	t.session = nil
+	err := closeSession(t.session, t.dialer)
+	t.session, t.dialer = nil, nil
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
