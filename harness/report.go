@@ -160,7 +160,7 @@ func (r *Report) WriteTextColor(w io.Writer, color bool) error {
 			default:
 				word = paint(ansiYellow, word)
 			}
-			fmt.Fprintf(&b, "  %-22s %s %d checks, %d valid trials, seed %d", s.ID, word, s.Checks, s.ValidTrials, s.Seed)
+			fmt.Fprintf(&b, "  %-22s %s %s, %s, seed %d", s.ID, word, Plural(s.Checks, "check", "checks"), Plural(s.ValidTrials, "valid trial", "valid trials"), s.Seed)
 			switch s.Baseline {
 			case BaselineKnown:
 				b.WriteString(" (known failure: baseline)")

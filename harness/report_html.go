@@ -247,7 +247,7 @@ func rhBuildPage(r *Report) rhPage {
 			}
 		}
 	}
-	p.Title = fmt.Sprintf("onceproof report: %d of %d tools agent-ready", p.NReady, p.NTools)
+	p.Title = fmt.Sprintf("onceproof report: %d of %s agent-ready", p.NReady, Plural(p.NTools, "tool", "tools"))
 
 	ids := map[string]bool{}
 	for _, t := range r.Tools {
@@ -321,7 +321,7 @@ func rhWord(v Verdict) (word, class string) {
 }
 
 func rhCellTitle(s ScenarioReport) string {
-	t := fmt.Sprintf("%d valid trials of %d checks", s.ValidTrials, s.Checks)
+	t := fmt.Sprintf("%s of %s", Plural(s.ValidTrials, "valid trial", "valid trials"), Plural(s.Checks, "check", "checks"))
 	if s.Reason != "" {
 		t += ": " + s.Reason
 	}

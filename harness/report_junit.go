@@ -69,7 +69,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		for _, sc := range t.Scenarios {
 			c := junitCase{Name: sc.ID, Classname: "onceproof." + t.Name, Time: seconds(sc.Duration.Seconds()),
-				SystemOut: fmt.Sprintf("%d checks, %d valid trials, seed %d", sc.Checks, sc.ValidTrials, sc.Seed)}
+				SystemOut: fmt.Sprintf("%s, %s, seed %d", Plural(sc.Checks, "check", "checks"), Plural(sc.ValidTrials, "valid trial", "valid trials"), sc.Seed)}
 			switch {
 			case sc.Verdict == Fail && sc.Baseline == BaselineKnown:
 				c.SystemOut += "\nknown failure (baseline): " + sc.Reason

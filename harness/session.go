@@ -296,7 +296,7 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 	case readOnly:
 		return a, nil
 	case a.Before != 0:
-		return a, fmt.Errorf("%w: oracle %s counted %d effects for a fresh marker before any call", ErrPreflight, s.oracle, a.Before)
+		return a, fmt.Errorf("%w: oracle %s counted %s for a fresh marker before any call", ErrPreflight, s.oracle, Plural(a.Before, "effect", "effects"))
 	case a.After != 1:
 		return a, fmt.Errorf("%w: one plain call moved oracle %s by %d, want exactly 1 (is the oracle counting the marker %s?)", ErrPreflight, s.oracle, a.After-a.Before, op.Marker)
 	}

@@ -42,28 +42,6 @@ const (
 // which happens even after an interrupt.
 const cleanupTimeout = 30 * time.Second
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
-const usage = `onceproof certifies write tools as agent-ready.
-
-Usage:
-  onceproof demo [flags]       certify the built-in fixture tools (no Docker, no config)
-  onceproof certify [flags]    certify the tools of a spec file
-  onceproof certify-client [flags] certify an agent-side retry wrapper (--exec CMD performs one operation)
-  onceproof discover --mcp URL list an MCP server's tools and write a starter spec
-  onceproof report [flags]     convert a saved JSON report (--in FILE) to other formats
-  onceproof verify-certificate FILE
-                               recompute a certificate's sha256
-  onceproof sweep              remove containers and networks that killed runs left behind
-  onceproof version
-
-Run "onceproof COMMAND -h" for a command's flags.
-
-Exit codes: 0 agent-ready, 1 a scenario failed, 2 usage or spec error,
-3 tool or oracle unreachable / preflight failed, 4 inconclusive, 130 interrupted.
-`
-
 // usageError is a bad command line; it exits with exitUsage.
 type usageError struct{ msg string }
 
@@ -93,12 +71,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = verifyCertificate(args[1:], stdout)
 	case "sweep":
 		code, err = sweep(ctx, args[1:], stdout)
-	case "version":
-		fmt.Fprintf(stdout, "onceproof %s\n", version)
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "onceproof %s\n", onceproofVersion())
 		return exitOK
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
+	case "help":
+		if len(args) > 2 {
+			fmt.Fprintf(stderr, "onceproof: help: want one command, got %q\n", args[1:])
+			return exitUsage
+		}
+		if len(args) == 2 {
+			return help(ctx, args[1], stdout, stderr)
+		}
+		return help(ctx, "", stdout, stderr)
+	case "-h", "-help", "--help":
+		return help(ctx, "", stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "onceproof: unknown command %q\n\n%s", args[0], usage)
 		return exitUsage
@@ -153,15 +139,15 @@ type common struct {
 }
 
 func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
-	fs.IntVar(&c.checks, "checks", checks, "trials per scenario")
-	fs.Uint64Var(&c.seed, "seed", 0, "seed for the fault plans (0: pick one and print it)")
-	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws")
-	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure")
+	fs.IntVar(&c.checks, "checks", checks, "run `N` trials per scenario")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed the fault plans with `N` (0: pick one and print it)")
+	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws, a `duration` of at most "+harness.FormatDuration(maxBackoffLimit))
+	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+harness.FormatDuration(maxShrinkTime))
 	c.outs.register(fs)
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
 	fs.BoolVar(&c.verbose, "v", false, "log every attempt on standard error")
-	fs.StringVar(&c.baseline, "baseline", "", "YAML file of known failing (tool, scenario) pairs: they do not fail the run; an entry that passes now does (stale)")
-	fs.Func("scenario", "scenario id to run (repeatable; default all: "+idList()+")", func(s string) error {
+	fs.StringVar(&c.baseline, "baseline", "", "YAML `FILE` of known failing (tool, scenario) pairs: they do not fail the run; an entry that passes now does (stale)")
+	fs.Func("scenario", "scenario `ID` to run (repeatable; default all: "+idList()+")", func(s string) error {
 		id, err := scenarios.ParseID(s)
 		if err != nil {
 			return err
@@ -169,7 +155,7 @@ func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
 		c.scenarios = append(c.scenarios, id)
 		return nil
 	})
-	fs.Func("tool", "tool name to certify (repeatable; default all)", func(s string) error {
+	fs.Func("tool", "tool `NAME` to certify (repeatable; default all)", func(s string) error {
 		c.tools = append(c.tools, s)
 		return nil
 	})
@@ -234,9 +220,8 @@ func parse(fs *flag.FlagSet, args []string, usage string, stdout io.Writer) (hel
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, usage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			fmt.Fprintf(stdout, "%s\n\nFlags:\n", usage)
+			printFlags(stdout, fs)
 			return true, nil
 		}
 		return false, usagef("%s: %v", fs.Name(), err)
@@ -251,13 +236,13 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	fs := flag.NewFlagSet("certify", flag.ContinueOnError)
 	var c common
 	c.register(fs, 100, scenarios.DefaultMaxBackoff)
-	specPath := fs.String("spec", "", "spec file (YAML, version: 1)")
-	toxiproxyURL := fs.String("toxiproxy", "", "drive a toxiproxy-server at this URL instead of the embedded one")
-	certificate := fs.String("certificate", "", "write a certificate (JSON, with an SVG badge beside it) when the tool is agent-ready")
+	specPath := fs.String("spec", "", "spec `FILE` (YAML, version: 1)")
+	toxiproxyURL := fs.String("toxiproxy", "", "drive the toxiproxy-server whose API is at `URL` instead of the embedded one")
+	certificate := fs.String("certificate", "", "write a certificate to `FILE` (JSON, with an SVG badge beside it) when the tool is agent-ready")
 	allowRemote := fs.Bool("allow-remote", false, "allow tools and oracles that are not on loopback (onceproof duplicates writes on purpose)")
-	localImages := fs.Bool("local-images", false, "run container images only from local builds (postgres, redis and toxiproxy map to the images `make images` builds); never pull")
+	localImages := fs.Bool("local-images", false, "run container images only from local builds (postgres, redis and toxiproxy map to the images make images builds); never pull")
 	var imageMap []string
-	fs.Func("image", "NAME=LOCAL: run image NAME as the local image LOCAL (repeatable; implies --local-images)", func(s string) error {
+	fs.Func("image", "`NAME=LOCAL` runs image NAME as the local image LOCAL (repeatable; implies --local-images)", func(s string) error {
 		if name, local, ok := strings.Cut(s, "="); !ok || name == "" || local == "" {
 			return fmt.Errorf("want NAME=LOCAL, got %q", s)
 		}
@@ -361,7 +346,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			return strings.Join(parts, " ")
 		}
 	}
-	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	report := &harness.Report{Version: harness.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
 	prog := newProgress(stderr, c.quiet)
 	for _, ts := range selected {
 		tr, err := certifyTool(ctx, ts, envOpts, c.config(scenarios.Config{Backend: backend, Repro: repro(ts.Name)}, prog, stderr), c, stderr)
@@ -493,7 +478,11 @@ func (c *common) loadBaseline() (*harness.Baseline, error) {
 	if c.baseline == "" {
 		return nil, nil
 	}
-	return harness.LoadBaseline(c.baseline)
+	b, err := harness.LoadBaseline(c.baseline)
+	if err != nil && !errors.Is(err, harness.ErrSpec) {
+		return nil, usagef("--baseline: %v", err) // an unreadable file
+	}
+	return b, err
 }
 
 // certifyTool starts ts (its containers, if any), certifies it and removes
@@ -505,7 +494,7 @@ func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOp
 		stderr = io.Discard
 		envOpts.Log = nil
 	}
-	fmt.Fprintf(stderr, "certifying %s (%d checks per scenario, seed %d)\n", ts.Name, c.checks, c.seed)
+	fmt.Fprintf(stderr, "certifying %s (%s per scenario, seed %d)\n", ts.Name, harness.Plural(c.checks, "check", "checks"), c.seed)
 	tool, stop, err := ts.Start(ctx, envOpts)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -568,10 +557,10 @@ func containerOptions(ctx context.Context, selected []harness.ToolSpec, local bo
 // baseline to it).
 func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	in := fs.String("in", "", "a JSON report written by certify or demo --format json")
+	in := fs.String("in", "", "a JSON report `FILE` written by certify or demo --format json")
 	var outs outputs
 	outs.register(fs)
-	baselinePath := fs.String("baseline", "", "apply this baseline to the report")
+	baselinePath := fs.String("baseline", "", "apply the baseline in `FILE` to the report")
 	if help, err := parse(fs, args, "Usage: onceproof report --in report.json [--format F [--out FILE]]...", stdout); help || err != nil {
 		return exitOK, err
 	}
@@ -593,6 +582,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	var baseline *harness.Baseline
 	if *baselinePath != "" {
 		if baseline, err = harness.LoadBaseline(*baselinePath); err != nil {
+			if !errors.Is(err, harness.ErrSpec) {
+				return 0, usagef("--baseline: %v", err)
+			}
 			return 0, err
 		}
 	}
@@ -602,6 +594,10 @@ func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
 // verifyCertificate recomputes a certificate's hash: exit 0 when it
 // matches, 1 when the content was changed.
 func verifyCertificate(args []string, stdout io.Writer) (int, error) {
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Fprint(stdout, verifyUsage)
+		return exitOK, nil
+	}
 	if len(args) != 1 {
 		return 0, usagef("verify-certificate: want one certificate file")
 	}
@@ -613,14 +609,18 @@ func verifyCertificate(args []string, stdout io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "%s: INVALID: %v\n", args[0], err)
 		return exitFailed, nil
 	}
-	fmt.Fprintf(stdout, "%s: valid: %s agent-ready on %s (%d scenarios, onceproof %s), sha256 %s\n",
-		args[0], cert.Tool, cert.Issued.Format("2006-01-02"), len(cert.Scenarios), cert.Onceproof, cert.SHA256)
+	fmt.Fprintf(stdout, "%s: valid: %s agent-ready on %s (%s, onceproof %s), sha256 %s\n",
+		args[0], cert.Tool, cert.Issued.Format("2006-01-02"), harness.Plural(len(cert.Scenarios), "scenario", "scenarios"), cert.Onceproof, cert.SHA256)
 	return exitOK, nil
 }
 
 // sweep removes what onceproof runs killed before they could clean up left
 // behind (containers and networks whose owning process is gone).
 func sweep(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Fprint(stdout, sweepUsage)
+		return exitOK, nil
+	}
 	if len(args) > 0 {
 		return 0, usagef("sweep: unexpected argument %q", args[0])
 	}
@@ -633,7 +633,7 @@ func sweep(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stdout, "removed %d containers and networks of finished runs\n", n)
+	fmt.Fprintf(stdout, "removed %s of finished runs\n", harness.Plural(n, "container or network", "containers and networks"))
 	return exitOK, nil
 }
 

@@ -22,20 +22,20 @@ import (
 func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("certify-client", flag.ContinueOnError)
 	var c common
-	fs.IntVar(&c.checks, "checks", 25, "trials per check")
-	fs.Uint64Var(&c.seed, "seed", 0, "seed for the server's plans (0: pick one and print it)")
-	fs.DurationVar(&c.shrinkTime, "shrink-time", 10*time.Second, "longest time spent shrinking one failure")
+	fs.IntVar(&c.checks, "checks", 25, "run `N` trials per check")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed the server's plans with `N` (0: pick one and print it)")
+	fs.DurationVar(&c.shrinkTime, "shrink-time", 10*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+harness.FormatDuration(maxShrinkTime))
 	c.outs.register(fs)
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
 	fs.BoolVar(&c.verbose, "v", false, "log every attempt received on standard error")
-	fs.StringVar(&c.baseline, "baseline", "", "YAML file of known failing (name, check) pairs: they do not fail the run; an entry that passes now does (stale)")
-	command := fs.String("exec", "", "shell command performing one operation through the wrapper (sh -c; env ONCEPROOF_URL, ONCEPROOF_OP; exit 0 = success)")
-	ops := fs.Int("ops", scenarios.DefaultClientOps, "operations per trial")
-	name := fs.String("name", "client", "the wrapper's name in reports")
-	maxAttempts := fs.Int("max-attempts", scenarios.DefaultClientMaxAttempts, "client-bounded: most attempts one operation may make")
-	maxOpTime := fs.Duration("max-op-time", scenarios.DefaultClientMaxOpTime, "client-bounded: longest one operation may take")
+	fs.StringVar(&c.baseline, "baseline", "", "YAML `FILE` of known failing (name, check) pairs: they do not fail the run; an entry that passes now does (stale)")
+	command := fs.String("exec", "", "shell `COMMAND` performing one operation through the wrapper (sh -c; env ONCEPROOF_URL, ONCEPROOF_OP; exit 0 = success)")
+	ops := fs.Int("ops", scenarios.DefaultClientOps, "`N` operations per trial")
+	name := fs.String("name", "client", "the wrapper's `NAME` in reports")
+	maxAttempts := fs.Int("max-attempts", scenarios.DefaultClientMaxAttempts, "client-bounded: the most attempts (`N`) one operation may make")
+	maxOpTime := fs.Duration("max-op-time", scenarios.DefaultClientMaxOpTime, "client-bounded: the longest one operation may take, a `duration` of at most "+harness.FormatDuration(maxOpTimeLimit))
 	var checks []scenarios.ID
-	fs.Func("scenario", "client check to run (repeatable; default all: "+clientIDList()+")", func(s string) error {
+	fs.Func("scenario", "client check `ID` to run (repeatable; default all: "+clientIDList()+")", func(s string) error {
 		id, err := scenarios.ParseClientID(s)
 		if err != nil {
 			return err
@@ -93,7 +93,8 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if c.verbose {
 		cfg.Attempts = stderr
 	}
-	fmt.Fprintf(log, "certifying client %s: %s (%d checks per scenario, %d operations per trial, seed %d)\n", *name, *command, c.checks, *ops, c.seed)
+	fmt.Fprintf(log, "certifying client %s: %s (%s per scenario, %s per trial, seed %d)\n", *name, *command,
+		harness.Plural(c.checks, "check", "checks"), harness.Plural(*ops, "operation", "operations"), c.seed)
 	tr, err := scenarios.RunClient(ctx, scenarios.ExecClientOp(*command), cfg)
 	prog.done()
 	if ctx.Err() != nil {

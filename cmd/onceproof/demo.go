@@ -64,9 +64,10 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 
 	backend := faults.NewEmbedded()
 	defer backend.Close(context.Background())
-	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	report := &harness.Report{Version: harness.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
 	start := time.Now()
-	fmt.Fprintf(stderr, "onceproof demo: %d fixture tools (HTTP, MCP, agent-side wrappers), embedded Toxiproxy, %d checks per scenario, seed %d\n", len(rows), c.checks, c.seed)
+	fmt.Fprintf(stderr, "onceproof demo: %s (HTTP, MCP, agent-side wrappers), embedded Toxiproxy, %s per scenario, seed %d\n",
+		harness.Plural(len(rows), "fixture tool", "fixture tools"), harness.Plural(c.checks, "check", "checks"), c.seed)
 	env := &demoEnv{backend: backend, c: c, prog: prog, stderr: stderr}
 	defer env.close()
 	for _, row := range rows {
@@ -267,7 +268,7 @@ func writeDemoText(w io.Writer, r *harness.Report, rows []demoRow, mismatches []
 			if s.Counterexample == nil {
 				continue
 			}
-			fmt.Fprintf(w, "\n%s × %s FAILED after %d checks (%d valid): %s\n", t.Name, s.ID, s.Checks, s.ValidTrials, s.Reason)
+			fmt.Fprintf(w, "\n%s × %s FAILED after %s (%d valid): %s\n", t.Name, s.ID, harness.Plural(s.Checks, "check", "checks"), s.ValidTrials, s.Reason)
 			fmt.Fprint(w, indent(s.Counterexample.String(), "  "))
 			fmt.Fprintf(w, "  replay: %s\n", s.Repro)
 		}
@@ -277,7 +278,7 @@ func writeDemoText(w io.Writer, r *harness.Report, rows []demoRow, mismatches []
 		fmt.Fprintf(w, "Every verdict matches the fixtures' documented behaviour (%s).\n", elapsed.Round(100*time.Millisecond))
 		return
 	}
-	fmt.Fprintf(w, "%d verdicts differ from the fixtures' documented behaviour:\n", len(mismatches))
+	fmt.Fprintf(w, "%s from the fixtures' documented behaviour:\n", harness.Plural(len(mismatches), "verdict differs", "verdicts differ"))
 	for _, m := range mismatches {
 		fmt.Fprintf(w, "  %s\n", m)
 	}

@@ -23,9 +23,9 @@ import (
 // and an oracle for the user to point at what counts the tool's effects.
 func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
-	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8090/mcp")
-	out := fs.String("out", "", "write the starter spec here (default: standard output after the table)")
-	oracle := fs.String("oracle-url", "", "oracle URL template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
+	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint `URL`, e.g. http://127.0.0.1:8090/mcp")
+	out := fs.String("out", "", "write the starter spec to `FILE` (default: standard output after the table)")
+	oracle := fs.String("oracle-url", "", "oracle `URL` template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
 	allowRemote := fs.Bool("allow-remote", false, "allow an MCP server that is not on loopback")
 	if help, err := parse(fs, args, "Usage: onceproof discover --mcp URL [--out FILE]", stdout); help || err != nil {
 		return exitOK, err
@@ -78,7 +78,7 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 func listTools(ctx context.Context, endpoint string, guard *harness.Guard) ([]*mcp.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof-discover", Version: version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof-discover", Version: onceproofVersion()}, nil)
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: true,
 		HTTPClient: guard.HTTPClient(0)}, nil)
 	if err != nil {

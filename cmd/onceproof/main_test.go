@@ -90,6 +90,8 @@ func TestCertifyExitCodes(t *testing.T) {
 		{[]string{"certify", "--spec", correct, "--format", "xml"}, exitUsage, "flag -format: want one of text, json", "bad format"},
 		{[]string{"certify", "--spec", filepath.Join(t.TempDir(), "missing.yaml")}, exitUsage, "missing.yaml", "no such file"},
 		{[]string{"frobnicate"}, exitUsage, "unknown command", "bad command"},
+		{[]string{"certify", "--spec", correct, "--baseline", filepath.Join(t.TempDir(), "missing.yaml")}, exitUsage, "--baseline: baseline ", "an unreadable baseline is a usage error"},
+		{[]string{"certify", "--spec", correct, "--toxiproxy", "not a url"}, exitUsage, `--toxiproxy "not a url": want the toxiproxy-server API's URL`, "a malformed Toxiproxy URL is a usage error"},
 		{[]string{"certify", "--spec", correct, "--max-backoff", "1000h"}, exitUsage, "--max-backoff 1000h0m0s: too long, at most 1m", "a backoff beyond its maximum"},
 		{[]string{"certify", "--spec", correct, "--shrink-time", "2h"}, exitUsage, "--shrink-time 2h0m0s: too long, at most 1h", "a shrink time beyond its maximum"},
 		{[]string{"certify-client", "--exec", "true", "--max-op-time", "2h"}, exitUsage, "--max-op-time 2h0m0s: too long, at most 1h", "an operation time beyond its maximum"},

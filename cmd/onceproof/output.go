@@ -36,7 +36,7 @@ type outputs struct {
 }
 
 func (o *outputs) register(fs *flag.FlagSet) {
-	fs.Func("format", "report format: "+strings.Join(formats, ", ")+" (repeatable, each with its own --out)", func(s string) error {
+	fs.Func("format", "report `FORMAT`: "+strings.Join(formats, ", ")+" (repeatable, each with its own --out)", func(s string) error {
 		if !slices.Contains(formats, s) {
 			return fmt.Errorf("want one of %s", strings.Join(formats, ", "))
 		}
@@ -44,7 +44,7 @@ func (o *outputs) register(fs *flag.FlagSet) {
 		o.pending = ""
 		return nil
 	})
-	fs.Func("out", "write the preceding --format to this file instead of standard output", func(s string) error {
+	fs.Func("out", "write the preceding --format to `FILE` instead of standard output", func(s string) error {
 		if s == "" {
 			return fmt.Errorf("empty file name")
 		}
@@ -308,10 +308,7 @@ func (p *progress) update(ev scenarios.Progress) {
 	if !p.live {
 		return
 	}
-	state := fmt.Sprintf("%d checks, %d valid", ev.Checks, ev.Valid)
-	if ev.Shrinking {
-		state = fmt.Sprintf("FAILED after %d checks, shrinking", ev.Checks)
-	}
+	state := progressState(ev.Checks, ev.Valid, ev.Shrinking)
 	line := fmt.Sprintf("%s: %s — %s, %s", ev.Tool, ev.Scenario, state, ev.Elapsed.Round(100*time.Millisecond))
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -319,6 +316,14 @@ func (p *progress) update(ev scenarios.Progress) {
 		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
 		p.last = line
 	}
+}
+
+// progressState is the live line's count of checks.
+func progressState(checks, valid int, shrinking bool) string {
+	if shrinking {
+		return fmt.Sprintf("FAILED after %s, shrinking", harness.Plural(checks, "check", "checks"))
+	}
+	return fmt.Sprintf("%s, %d valid", harness.Plural(checks, "check", "checks"), valid)
 }
 
 // done ends the live line.
