@@ -213,3 +213,42 @@ func TestOraclesEndWhenTheirContextIsCancelled(t *testing.T) {
 		})
 	}
 }
+
+func TestAReadOnlyMCPToolNeedsNoKey(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "hints", Version: "1"}, nil)
+	answer := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, nil
+	}
+	srv.AddTool(&mcp.Tool{Name: "stats", InputSchema: map[string]any{"type": "object"}, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, answer)
+	srv.AddTool(&mcp.Tool{Name: "create", InputSchema: map[string]any{"type": "object"}}, answer)
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer hs.Close()
+	dial := func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", hs.Listener.Addr().String())
+	}
+	for _, tc := range []struct {
+		tool, keyArg string
+		refused      bool
+		reason       string
+	}{
+		{"stats", "", false, "a tool claiming readOnlyHint needs no key location"},
+		{"create", "", true, "a write tool without a key location is refused, naming the field"},
+		{"create", "idempotency_key", false, "a write tool with a key location"},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			tool, err := NewMCPTool(MCPConfig{Name: tc.tool, URL: hs.URL, Tool: tc.tool, Arguments: `{"q":"{{.Marker}}"}`, KeyArgument: tc.keyArg, Oracle: zeroOracle()})
+			require.NoError(t, err, "whether a key is needed is known only once the server lists the tool")
+			defer tool.Close()
+			err = tool.Ready(context.Background(), dial)
+			if !tc.refused {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrNoKey)
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, "mcp", fe.Field)
+			require.ErrorIs(t, tool.Ready(context.Background(), dial), ErrNoKey, "still refused on the next call")
+		})
+	}
+}

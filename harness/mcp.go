@@ -28,7 +28,8 @@ type MCPConfig struct {
 	Arguments string
 	// KeyArgument, when set, is the argument the harness puts the key in;
 	// KeyMeta, when set, the _meta field. With neither, Arguments must use
-	// {{.Key}} itself.
+	// {{.Key}} itself, unless the tool claims readOnlyHint (Ready checks it
+	// once the server has listed the tool).
 	KeyArgument string
 	KeyMeta     string
 	KeyFormat   KeyFormat
@@ -100,9 +101,6 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 			return nil, fmt.Errorf("tool %s: result_id: %w", c.Name, err)
 		}
 		t.resultID = &p
-	}
-	if c.KeyArgument == "" && c.KeyMeta == "" && !strings.Contains(c.Arguments, ".Key") {
-		return nil, fmt.Errorf("tool %s: the key travels nowhere: set key_argument or key_meta, or use {{.Key}} in the arguments", c.Name)
 	}
 	if err := checkMarker(t, "arguments"); err != nil {
 		return nil, err
@@ -178,7 +176,7 @@ func (t *MCPTool) Ready(ctx context.Context, dial func(context.Context) (net.Con
 		t.suspect = false
 	}
 	if t.session != nil {
-		return nil
+		return t.checkKeyTravels()
 	}
 	sd := &sessionDialer{dial: dial, open: map[*trackedConn]struct{}{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof", Version: "1"}, nil)
@@ -223,7 +221,26 @@ func (t *MCPTool) Ready(ctx context.Context, dial func(context.Context) (net.Con
 	}
 	t.session, t.dialer, t.fresh = s, sd, true
 	t.sid++
-	return nil
+	return t.checkKeyTravels()
+}
+
+// ErrNoKey marks an MCP write tool whose spec says nowhere where the
+// idempotency key travels.
+var ErrNoKey = errors.New("the key travels nowhere")
+
+// checkKeyTravels refuses a tool that does not claim readOnlyHint (it makes
+// effects, so its calls carry a key) when its spec puts the key nowhere. A
+// read-only tool needs no key; whether a tool claims to be one is known
+// once the server listed it.
+func (t *MCPTool) checkKeyTravels() error {
+	if t.c.KeyArgument != "" || t.c.KeyMeta != "" || strings.Contains(t.c.Arguments, ".Key") {
+		return nil
+	}
+	if t.tool != nil && t.tool.Annotations != nil && t.tool.Annotations.ReadOnlyHint {
+		return nil
+	}
+	return &FieldError{Field: "mcp", Err: fmt.Errorf("%w: %s does not claim readOnlyHint, so its calls need a key: set key_argument or key_meta, or use {{.Key}} in the arguments",
+		ErrNoKey, t.c.Tool)}
 }
 
 // closeGrace is how long closing an MCP session may wait for the server

@@ -249,6 +249,16 @@ func TestParseSpecValid(t *testing.T) {
 			},
 		},
 		{
+			reason: "an MCP tool may leave out where its key travels: a read-only one needs none (the preflight checks)",
+			spec: spec("  - name: stats", "    mcp:", "      url: http://127.0.0.1:8090/mcp", "      tool: ticket_stats",
+				`      arguments: '{"query":"{{.Marker}}"}'`, okOracle[0], okOracle[1]),
+			check: func(t *testing.T, s *Spec) {
+				require.NotNil(t, s.Tools[0].MCP)
+				assert.Empty(t, s.Tools[0].MCP.KeyArgument)
+				assert.Empty(t, s.Tools[0].MCP.KeyMeta)
+			},
+		},
+		{
 			reason: `count "" reads a bare number or array`,
 			spec:   withOracle(`http: {url: "http://127.0.0.1:9/c/{{.Marker}}", count: ""}`),
 			check: func(t *testing.T, s *Spec) {

@@ -238,27 +238,10 @@ func mismatches(r *harness.Report, rows []demoRow) []string {
 }
 
 func writeDemoText(w io.Writer, r *harness.Report, rows []demoRow, mismatches []string, elapsed time.Duration) {
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	ids := r.ScenarioIDs()
-	fmt.Fprintf(tw, "tool\t%s\tagent-ready\t\n", strings.Join(ids, "\t"))
-	for _, t := range r.Tools {
-		cells := []string{t.Name}
-		for _, id := range ids {
-			s, ok := t.Scenario(id)
-			if !ok {
-				cells = append(cells, "—")
-				continue
-			}
-			cells = append(cells, cell(s))
-		}
-		ready := "no"
-		if t.AgentReady {
-			ready = "yes"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t\n", strings.Join(cells, "\t"), ready)
+	for _, g := range demoGroups(r) {
+		fmt.Fprintf(w, "\n%s\n", g.title)
+		writeVerdictTable(w, g.tools)
 	}
-	_ = tw.Flush()
 	fmt.Fprintln(w)
 	for _, row := range rows {
 		fmt.Fprintf(w, "%-22s %s\n", row.name, row.describe)
@@ -282,6 +265,64 @@ func writeDemoText(w io.Writer, r *harness.Report, rows []demoRow, mismatches []
 	for _, m := range mismatches {
 		fmt.Fprintf(w, "  %s\n", m)
 	}
+}
+
+// demoGroup is the tools of one kind (HTTP, MCP, agent-side wrappers),
+// which share their scenarios and so one table.
+type demoGroup struct {
+	title string
+	tools []harness.ToolReport
+}
+
+// demoGroups splits the report's tools by kind, in the order they ran; a
+// row's kind is the prefix of its name ("mcp/", "client/"; none for HTTP).
+func demoGroups(r *harness.Report) []demoGroup {
+	titles := map[string]string{"": "HTTP tools", "mcp": "MCP tools", "client": "agent-side retry wrappers (onceproof plays the server)"}
+	var groups []demoGroup
+	index := map[string]int{}
+	for _, t := range r.Tools {
+		kind, _, ok := strings.Cut(t.Name, "/")
+		if !ok {
+			kind = ""
+		}
+		i, seen := index[kind]
+		if !seen {
+			title := titles[kind]
+			if title == "" {
+				title = kind + " tools"
+			}
+			i = len(groups)
+			index[kind] = i
+			groups = append(groups, demoGroup{title: title})
+		}
+		groups[i].tools = append(groups[i].tools, t)
+	}
+	return groups
+}
+
+// writeVerdictTable writes one row per tool and one column per scenario
+// any of them ran.
+func writeVerdictTable(w io.Writer, tools []harness.ToolReport) {
+	ids := (&harness.Report{Tools: tools}).ScenarioIDs()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "tool\t%s\tagent-ready\t\n", strings.Join(ids, "\t"))
+	for _, t := range tools {
+		cells := []string{t.Name}
+		for _, id := range ids {
+			s, ok := t.Scenario(id)
+			if !ok {
+				cells = append(cells, "—")
+				continue
+			}
+			cells = append(cells, cell(s))
+		}
+		ready := "no"
+		if t.AgentReady {
+			ready = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t\n", strings.Join(cells, "\t"), ready)
+	}
+	_ = tw.Flush()
 }
 
 func cell(s harness.ScenarioReport) string {

@@ -125,6 +125,8 @@ func starterSpec(endpoint, oracle string, tools []*mcp.Tool) string {
 		switch {
 		case keyArg != "":
 			fmt.Fprintf(&b, "      key_argument: %s\n", keyArg)
+		case ro:
+			b.WriteString("      # no key: the tool claims readOnlyHint, so only its annotations are checked\n")
 		default:
 			b.WriteString("      key_meta: idempotency-key   # the tool takes no key argument: the key travels in _meta\n")
 		}
