@@ -580,9 +580,25 @@ func (d *specDecoder) stringMap(f field) (map[string]string, []field) {
 	if !ok {
 		return nil, nil
 	}
+	all := make([]field, 0, len(fs.m))
+	for _, e := range fs.m {
+		all = append(all, e)
+	}
+	// File order (then name, for merged entries), so that errors come out
+	// the same way on every parse.
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.line != b.line {
+			return a.line < b.line
+		}
+		if a.col != b.col {
+			return a.col < b.col
+		}
+		return a.name < b.name
+	})
 	m := map[string]string{}
 	var entries []field
-	for _, e := range fs.m {
+	for _, e := range all {
 		v, ok := d.str(e)
 		if !ok {
 			continue
@@ -590,10 +606,6 @@ func (d *specDecoder) stringMap(f field) (map[string]string, []field) {
 		m[e.name] = v
 		entries = append(entries, e)
 	}
-	sort.Slice(entries, func(i, j int) bool {
-		a, b := entries[i], entries[j]
-		return a.line < b.line || a.line == b.line && a.col < b.col
-	})
 	return m, entries
 }
 
@@ -737,7 +749,7 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (ToolSpec, bool) {
 			t.HTTP.ResultID = s
 		}
 	}
-	if f, ok := td.need(fs, "oracle", "an oracle (http or command) that counts the tool's effects"); ok {
+	if f, ok := td.need(fs, "oracle", "an oracle (http, command, sql or redis) that counts the tool's effects"); ok {
 		t.HTTP.Oracle = td.oracle(f)
 	}
 	if len(d.errs) > before {

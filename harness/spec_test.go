@@ -547,3 +547,27 @@ func summarize(s *Spec) string {
 	}
 	return b.String()
 }
+
+// TestSpecErrorsAreFoundQuickly: locating a syntax error re-parses
+// prefixes of the file, and a template is executed at load time; neither may
+// turn a large or hostile spec into a long wait.
+func TestSpecErrorsAreFoundQuickly(t *testing.T) {
+	for _, tc := range []struct {
+		reason string
+		src    string
+		msg    string
+	}{
+		{"an error at the end of a long file", strings.Repeat("a: b\n", 20000) + "\t:", "spec.yaml:20001: bad YAML"},
+		{"many quoted values left open", "version: 1\ntools:\n" + strings.Repeat("  - 'abc\n", 20000), "spec.yaml:3: bad YAML"},
+		{"deep nesting", "version: 1\ntools: " + strings.Repeat("{a: ", 5000), "spec.yaml:2: bad YAML"},
+		{"a loop in a template", spec("  - name: t", "    http: {url: 'http://127.0.0.1:1/x', body: '{{range 2000000000}}{{end}}{{.Marker}}'}", okOracle[0], okOracle[1]), "range is not allowed"},
+		{"a template that renders without end", spec("  - name: t", `    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}{{printf "%0999999d" 1}}{{printf "%0999999d" 2}}'}`, okOracle[0], okOracle[1]), "renders more than 1048576 bytes"},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			start := time.Now()
+			_, err := ParseSpec("spec.yaml", []byte(tc.src))
+			require.ErrorContains(t, err, tc.msg)
+			assert.Less(t, time.Since(start), 5*time.Second)
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -52,10 +53,12 @@ const quoteHint = " (the quoted value on this line does not end on it: is its cl
 // indentation, is named as the cause.
 func (d *specDecoder) syntax(err error) {
 	msg, line := yamlProblem(err, d.src)
-	reported := line
-	lines := bytes.Split(d.src, []byte("\n"))
+	lines := splitLines(d.src)
+	if line == 0 {
+		line = firstBadByteLine(lines, msg)
+	}
 	if line > 0 && !strings.Contains(msg, "end of stream") {
-		if k := firstFailingPrefix(lines, msg); k > line {
+		if k := firstFailingPrefix(lines, line, msg); k > line {
 			line = k
 		}
 	}
@@ -72,12 +75,53 @@ func (d *specDecoder) syntax(err error) {
 	case line > 0 && line <= len(lines) && tabIndented(lines[line-1]):
 		msg += tabHint
 	default:
-		if q := openQuote(lines, reported, line); q > 0 {
+		if q := openQuote(lines, line); q > 0 {
 			line = q
 			msg += quoteHint
 		}
 	}
+	// yaml.v3 may name the line after the last one (a construct left open
+	// at the end of the file): that is the last line.
+	if n := lineCount(d.src); line > n {
+		line = n
+	}
 	d.errorf(line, "", "bad YAML: %s", msg)
+}
+
+// lineCount is the number of lines of src as YAML counts them, a final
+// line break ending the last line rather than starting another (at least 1).
+func lineCount(src []byte) int {
+	lines := splitLines(src)
+	if n := len(lines); n > 1 && len(lines[n-1]) == 0 {
+		return n - 1
+	}
+	return len(lines)
+}
+
+// splitLines splits src at YAML's line breaks: "\r\n", "\r", "\n", and
+// NEL, LS and PS.
+func splitLines(src []byte) [][]byte {
+	var lines [][]byte
+	start := 0
+	for i := 0; i < len(src); {
+		width := 0
+		switch {
+		case src[i] == '\r' && i+1 < len(src) && src[i+1] == '\n':
+			width = 2
+		case src[i] == '\r', src[i] == '\n':
+			width = 1
+		case bytes.HasPrefix(src[i:], []byte("\u0085")), bytes.HasPrefix(src[i:], []byte("\u2028")), bytes.HasPrefix(src[i:], []byte("\u2029")):
+			_, width = utf8.DecodeRune(src[i:])
+		}
+		if width == 0 {
+			i++
+			continue
+		}
+		lines = append(lines, src[start:i])
+		i += width
+		start = i
+	}
+	return append(lines, src[start:])
 }
 
 // yamlProblem splits a yaml.v3 error into its message and 1-based line (0
@@ -94,7 +138,7 @@ func yamlProblem(err error, src []byte) (msg string, line int) {
 	case yamlAnchorRE.MatchString(msg):
 		name := yamlAnchorRE.FindStringSubmatch(msg)[1]
 		msg = strings.TrimPrefix(msg, "yaml: ")
-		for i, l := range bytes.Split(src, []byte("\n")) {
+		for i, l := range splitLines(src) {
 			if bytes.Contains(l, []byte("*"+name)) {
 				line = i + 1
 				break
@@ -109,19 +153,27 @@ func yamlProblem(err error, src []byte) (msg string, line int) {
 	return msg, line
 }
 
-// firstFailingPrefix returns the smallest k such that the first k lines
-// already fail to parse with msg (0 if none does). Once a prefix holds the
-// problem, every longer one fails there too, so a binary search finds it.
-func firstFailingPrefix(lines [][]byte, msg string) int {
+// firstFailingPrefix returns the smallest k >= from such that the first k
+// lines already fail to parse with msg (0 if none does). Once a prefix holds
+// the problem, every longer one fails there too; the problem lies at or after
+// the line yaml.v3 named (from), usually close to it, so the search gallops
+// from there and then bisects: its parses stay about as long as the prefix
+// that holds the problem.
+func firstFailingPrefix(lines [][]byte, from int, msg string) int {
+	n := len(lines)
 	fails := func(k int) bool {
 		m, _ := yamlSyntax(bytes.Join(lines[:k], []byte("\n")))
 		return m == msg
 	}
-	n := len(lines)
-	if !fails(n) {
-		return 0
+	from = min(max(from, 1), n)
+	lo, hi := from-1, from // fails(lo) is false (or lo is before from); find the first hi that fails
+	for step := 1; !fails(hi); step *= 2 {
+		if hi == n {
+			return 0
+		}
+		lo, hi = hi, min(hi+step, n)
 	}
-	return sort.Search(n, func(i int) bool { return fails(i + 1) }) + 1
+	return lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return fails(lo + 1 + i) })
 }
 
 // yamlSyntax parses src as the spec loader does (one document, and a look
@@ -147,50 +199,84 @@ func tabIndented(line []byte) bool {
 	return bytes.IndexByte(indent, '\t') >= 0
 }
 
-// openQuote returns the last line from..upto (1-based) whose value opens a
-// quote that does not close on it, or 0. A quoted value may span lines in
-// YAML, but in a spec that is nearly always a missing closing quote, which
-// makes yaml.v3 complain lines later.
-func openQuote(lines [][]byte, from, upto int) int {
-	found := 0
-	for i := max(from-1, 0); i < upto && i < len(lines); i++ {
-		l := bytes.TrimSpace(lines[i])
-		if bytes.HasPrefix(l, []byte("#")) {
+// openQuote returns the first line whose value opens a quote that runs,
+// unclosed on its own line, up to the problem's line (upto, 1-based) or
+// beyond, or 0. A quoted value may span lines in YAML, but in a spec that is
+// nearly always a missing closing quote, which makes yaml.v3 complain lines
+// later, wherever the next quote character happens to be.
+func openQuote(lines [][]byte, upto int) int {
+	for i := 0; i < upto && i < len(lines); i++ {
+		l := lines[i]
+		t := bytes.TrimSpace(l)
+		if bytes.HasPrefix(t, []byte("#")) {
 			continue
 		}
-		// The value after "key:" or "- ".
-		v := l
+		// Where the value after "key:" or "- " starts.
+		start := -1
 		if j := bytes.Index(l, []byte(": ")); j >= 0 {
-			v = bytes.TrimSpace(l[j+2:])
-		} else if bytes.HasPrefix(l, []byte("- ")) {
-			v = bytes.TrimSpace(l[2:])
-		} else {
+			start = j + 2
+		} else if k := bytes.Index(l, []byte("- ")); k >= 0 && len(bytes.TrimSpace(l[:k])) == 0 {
+			start = k + 2
+		}
+		if start < 0 {
 			continue
 		}
-		if len(v) == 0 || (v[0] != '\'' && v[0] != '"') {
+		for start < len(l) && l[start] == ' ' {
+			start++
+		}
+		if start >= len(l) || (l[start] != '\'' && l[start] != '"') {
 			continue
 		}
-		if !quoteCloses(v) {
-			found = i + 1
+		end := quoteEnd(lines, i, start)
+		switch {
+		case end < 0 || end+1 >= upto-1 && end != i:
+			return i + 1
+		case end > i:
+			i = end // the lines inside the quoted value start no values
 		}
 	}
-	return found
+	return 0
 }
 
-// quoteCloses reports whether the quoted scalar starting v ends on it.
-func quoteCloses(v []byte) bool {
-	q := v[0]
-	for i := 1; i < len(v); i++ {
-		switch {
-		case q == '"' && v[i] == '\\':
-			i++
-		case q == '\'' && v[i] == '\'' && i+1 < len(v) && v[i+1] == '\'':
-			i++
-		case v[i] == q:
-			return true
+// quoteEnd returns the index of the line where the quoted scalar opening at
+// lines[i][start] closes (-1 if it never does).
+func quoteEnd(lines [][]byte, i, start int) int {
+	q := lines[i][start]
+	pos := start + 1
+	for ; i < len(lines); i, pos = i+1, 0 {
+		l := lines[i]
+		for ; pos < len(l); pos++ {
+			switch {
+			case q == '"' && l[pos] == '\\':
+				pos++
+			case q == '\'' && l[pos] == '\'' && pos+1 < len(l) && l[pos+1] == '\'':
+				pos++
+			case l[pos] == q:
+				return i
+			}
 		}
 	}
-	return false
+	return -1
+}
+
+// firstBadByteLine locates an error yaml.v3 reports without a line: the
+// first line holding a control character, or bytes that are not UTF-8 (0 if
+// the message is about neither).
+func firstBadByteLine(lines [][]byte, msg string) int {
+	control := strings.Contains(msg, "control characters")
+	encoding := strings.Contains(msg, "UTF-8") || strings.Contains(msg, "utf-8")
+	if !control && !encoding {
+		return 0
+	}
+	for i, l := range lines {
+		if encoding && !utf8.Valid(l) {
+			return i + 1
+		}
+		if control && bytes.ContainsFunc(l, func(r rune) bool { return r < 0x20 && r != '\t' && r != '\r' || r == 0x7f }) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // document parses the single YAML document of the file and returns its root.
