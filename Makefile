@@ -31,10 +31,14 @@ vet:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-# Speed targets: trials/second per scenario against the correct fixture, and
-# the ratio to the floor (the same number of bare loopback HTTP requests).
+# Speed: what users run. `onceproof certify` of the shipped example spec
+# (timeout 2s, 100 checks, default backoff) against the correct fixture
+# through the CLI, with wall seconds per tool, trials per second and the
+# ratio to the bare-network floor measured in the same run; the demo; and the
+# embedded against the container Toxiproxy.
 bench: images
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench 'BenchmarkCertifyExample|BenchmarkDemo|BenchmarkChaos' -benchtime 3x -benchmem ./cmd/onceproof/
+	$(GO) test -run '^$$' -bench 'BenchmarkToxiproxyModes' -benchtime 2x -benchmem ./scenarios/
 
 # The fixture verdicts, repeated: every fixture must get its documented
 # verdicts every time.

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
@@ -25,9 +24,10 @@ type Embedded struct {
 // NewEmbedded starts an in-process Toxiproxy. It needs no network service of
 // its own: proxies are driven through Go calls, not the HTTP API.
 func NewEmbedded() *Embedded {
-	metrics := toxiproxy.NewMetricsContainer(prometheus.NewRegistry())
+	// No metrics are exported: a nil registry gives the container a private
+	// one that nothing registers collectors in.
 	return &Embedded{
-		server:  toxiproxy.NewServer(metrics, zerolog.Nop()),
+		server:  toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
 		proxies: make(map[string]*embeddedProxy),
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/faults"
@@ -269,5 +271,82 @@ func TestNewRemoteRejectsBadURL(t *testing.T) {
 		_, err := faults.NewRemote(context.Background(), tc.url)
 		require.Error(t, err, tc.reason)
 		require.True(t, strings.Contains(err.Error(), "toxiproxy"), tc.reason)
+	}
+}
+
+func TestRemoteReplacesLeftoverProxy(t *testing.T) {
+	ctx := context.Background()
+	url := startToxiproxyServer(t)
+	s := newSink(t)
+	// An earlier run left a proxy with the same name, pointing elsewhere.
+	_, err := toxiclient.NewClient(url).CreateProxy("leftover", "127.0.0.1:0", "127.0.0.1:1")
+	require.NoError(t, err)
+
+	r, err := faults.NewRemote(ctx, url)
+	require.NoError(t, err)
+	defer r.Close(ctx)
+	p, err := r.NewProxy(ctx, "leftover", s.addr)
+	require.NoError(t, err)
+	require.Equal(t, s.addr, p.Upstream())
+	status, err := send(p.Addr(), time.Second)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status)
+}
+
+func TestRemoteReportsFailedLookup(t *testing.T) {
+	cases := []struct {
+		status int
+		body   string
+		reason string
+	}{
+		{http.StatusInternalServerError, `{"error":"boom","status":500}`, "a server error is not a missing proxy"},
+		{http.StatusForbidden, `{"error":"no","status":403}`, "only a 404 means there is no leftover"},
+		{http.StatusNotFound, `not json`, "a 404 that is not Toxiproxy's error body is not trusted"},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/proxies" && r.Method == http.MethodGet {
+					_, _ = io.WriteString(w, `{}`)
+					return
+				}
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			r, err := faults.NewRemote(context.Background(), srv.URL)
+			require.NoError(t, err)
+			_, err = r.NewProxy(context.Background(), "x", "127.0.0.1:1")
+			require.Error(t, err, tc.reason)
+			require.Contains(t, err.Error(), `look up proxy "x"`, tc.reason)
+		})
+	}
+}
+
+// TestFaultsSayWhereTheyStrike: every fault names its phase, and a fault
+// reaches the tool exactly when its phase lets the request through.
+func TestFaultsSayWhereTheyStrike(t *testing.T) {
+	for _, tc := range []struct {
+		fault  faults.Fault
+		phase  faults.Phase
+		reason string
+	}{
+		{faults.LoseResponse{Mode: faults.LoseCut}, faults.ResponseLost, "the response is cut"},
+		{faults.LoseResponse{Mode: faults.LoseBlackhole}, faults.ResponseLost, "the response is swallowed"},
+		{faults.FailBeforeServer{Mode: faults.FailRefuse}, faults.BeforeServer, "the proxy refuses"},
+		{faults.FailBeforeServer{Mode: faults.FailCut}, faults.BeforeServer, "cut at the first byte"},
+		{faults.TornRequest{Bytes: 10}, faults.Torn, "the body is cut"},
+		{faults.Hold{}, faults.Held, "held until released"},
+		{faults.CutConnection{Stream: faults.Upstream, Bytes: 3}, faults.Dependency, "a dependency link"},
+		{faults.ResetConnection{Stream: faults.Downstream}, faults.Dependency, "a dependency link"},
+	} {
+		require.Equal(t, tc.phase, tc.fault.Phase(), tc.reason)
+		require.Contains(t, faults.Phases(), tc.fault.Phase(), tc.reason)
+		reaches := tc.phase == faults.ResponseLost || tc.phase == faults.Held
+		if tc.phase != faults.Dependency {
+			require.Equal(t, reaches, tc.fault.Reaches(), tc.reason)
+		}
+		s := tc.fault.Setup()
+		require.True(t, s.Disable != (len(s.Toxics) > 0), "%s: a setup disables the proxy or adds toxics: %+v", tc.reason, s)
 	}
 }

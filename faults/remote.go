@@ -2,8 +2,10 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -66,8 +68,8 @@ func (r *Remote) NewProxyAt(ctx context.Context, name, listen, upstream string, 
 	if r.closed {
 		return nil, ErrClosed
 	}
-	if old, err := r.client.Proxy(name); err == nil {
-		_ = old.Delete()
+	if err := r.deleteLeftover(name); err != nil {
+		return nil, err
 	}
 	p, err := r.client.CreateProxy(name, listen, upstream)
 	if err != nil {
@@ -87,6 +89,26 @@ func (r *Remote) NewProxyAt(ctx context.Context, name, listen, upstream string, 
 	rp := &remoteProxy{backend: r, p: p, addr: addr}
 	r.proxies[name] = rp
 	return rp, nil
+}
+
+// deleteLeftover deletes a proxy named name that an earlier run left on the
+// server. The server's 404 (a typed *toxiclient.ApiError) means there is none;
+// any other failure is returned rather than hidden behind a later "already
+// exists".
+func (r *Remote) deleteLeftover(name string) error {
+	old, err := r.client.Proxy(name)
+	var apiErr *toxiclient.ApiError
+	switch {
+	case err == nil:
+		if err := old.Delete(); err != nil {
+			return fmt.Errorf("toxiproxy %s: delete leftover proxy %q: %w", r.url, name, err)
+		}
+		return nil
+	case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound:
+		return nil
+	default:
+		return fmt.Errorf("toxiproxy %s: look up proxy %q: %w", r.url, name, err)
+	}
 }
 
 // Close implements Backend: it deletes every proxy this Remote created.

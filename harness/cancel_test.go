@@ -98,11 +98,11 @@ func TestAnAttemptEndsWhenItsContextIsCancelled(t *testing.T) {
 	require.NoError(t, err)
 
 	ctx, cancelledAt := cancelSoon(t, silent.accepted)
-	a := s.Send(ctx, call, time.Now())
+	a := s.Send(ctx, call, time.Now(), GiveUp{})
 	took := time.Since(cancelledAt())
 	assert.Less(t, took, promptly, "a 1h per-attempt timeout must not outlast the context")
 	assert.Equal(t, Unknown, a.Outcome, "the request was written: its fate is unknown")
-	assert.Contains(t, a.Error, "interrupted")
+	assert.Contains(t, a.Error, "abandoned")
 }
 
 func TestHTTPToolSendEndsWhenItsContextIsCancelled(t *testing.T) {
@@ -151,10 +151,10 @@ func TestAnMCPCallEndsWhenItsContextIsCancelled(t *testing.T) {
 	require.NoError(t, err)
 
 	ctx, cancelledAt := cancelSoon(t, called)
-	a := s.Send(ctx, call, time.Now())
+	a := s.Send(ctx, call, time.Now(), GiveUp{})
 	assert.Less(t, time.Since(cancelledAt()), promptly, "a 1h MCP call timeout must not outlast the context")
 	assert.Equal(t, Unknown, a.Outcome)
-	assert.Contains(t, a.Error, "interrupted")
+	assert.Contains(t, a.Error, "abandoned")
 }
 
 func TestMCPReadyEndsWhenItsContextIsCancelled(t *testing.T) {

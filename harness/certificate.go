@@ -47,6 +47,9 @@ type CertifiedScenario struct {
 	Checks      int    `json:"checks"`
 	ValidTrials int    `json:"valid_trials"`
 	Seed        uint64 `json:"seed"`
+	// RuledOut is the per-trial failure rate the pass rules out at 95%
+	// confidence (see [RuledOut]).
+	RuledOut float64 `json:"ruled_out_rate"`
 }
 
 // NewCertificate issues a sealed certificate for tool t of report r, or
@@ -58,7 +61,7 @@ func NewCertificate(r *Report, t ToolReport, issued time.Time) (*Certificate, er
 	c := &Certificate{Version: CertificateVersion, Tool: t.Name, ToolVersion: t.ToolVersion, Image: t.Image,
 		ImageDigest: t.ImageDigest, Onceproof: r.Onceproof, Toxiproxy: r.Toxiproxy, Issued: issued.UTC().Truncate(time.Second)}
 	for _, s := range t.Scenarios {
-		c.Scenarios = append(c.Scenarios, CertifiedScenario{ID: s.ID, Checks: s.Checks, ValidTrials: s.ValidTrials, Seed: s.Seed})
+		c.Scenarios = append(c.Scenarios, CertifiedScenario{ID: s.ID, Checks: s.Checks, ValidTrials: s.ValidTrials, Seed: s.Seed, RuledOut: s.RuledOut})
 	}
 	c.SHA256 = c.hash()
 	return c, nil

@@ -105,7 +105,15 @@ type EnvOptions struct {
 	Images testcontainers.ImageSubstitutor
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// Inbound is how many inbound proxies the Toxiproxy container serves
+	// at once (one per overlapping trial; default DefaultInbound). The
+	// embedded Toxiproxy has no such limit.
+	Inbound int
 }
+
+// DefaultInbound is how many inbound proxies a Toxiproxy container serves
+// by default.
+const DefaultInbound = 8
 
 // Env is a started container environment: a network, the tool, its
 // dependencies and, in container mode, a Toxiproxy. Close removes all of it.
@@ -124,6 +132,7 @@ type Env struct {
 	remote   *faults.Remote
 	links    map[string]faults.Proxy
 	addrs    map[string]string // "alias:port" → "host:mapped"
+	inbound  chan int          // free inbound proxy ports of the Toxiproxy container
 	closed   bool
 	startup  time.Duration
 	restarts int
@@ -138,6 +147,9 @@ func StartEnv(ctx context.Context, spec ContainerSpec, opts EnvOptions) (env *En
 	}
 	if spec.Startup <= 0 {
 		spec.Startup = 60 * time.Second
+	}
+	if opts.Inbound <= 0 {
+		opts.Inbound = DefaultInbound
 	}
 	docker, err := DockerClient(ctx)
 	if err != nil {
@@ -269,10 +281,13 @@ func (e *Env) startToxiproxy(ctx context.Context) error {
 			aliases = append(aliases, d.Name)
 		}
 	}
-	port := fmt.Sprintf("%d/tcp", inboundPort)
+	ports := []string{"8474/tcp"}
+	for i := range e.opts.Inbound {
+		ports = append(ports, fmt.Sprintf("%d/tcp", inboundPort+i))
+	}
 	opts := []testcontainers.ContainerCustomizer{
 		testcontainers.WithLabels(e.labels()),
-		testcontainers.WithExposedPorts("8474/tcp", port),
+		testcontainers.WithExposedPorts(ports...),
 		testcontainers.WithLogger(tclog.NewNoopLogger()),
 		network.WithNetwork(aliases, e.net),
 		testcontainers.WithWaitStrategyAndDeadline(e.spec.Startup, wait.ForHTTP("/version").WithPort("8474/tcp")),
@@ -294,8 +309,12 @@ func (e *Env) startToxiproxy(ctx context.Context) error {
 	if err := e.mapPort(ctx, c, "onceproof-toxiproxy", 8474); err != nil {
 		return err
 	}
-	if err := e.mapPort(ctx, c, "onceproof-toxiproxy", inboundPort); err != nil {
-		return err
+	e.inbound = make(chan int, e.opts.Inbound)
+	for i := range e.opts.Inbound {
+		if err := e.mapPort(ctx, c, "onceproof-toxiproxy", inboundPort+i); err != nil {
+			return err
+		}
+		e.inbound <- inboundPort + i
 	}
 	api := e.Resolve(net.JoinHostPort("onceproof-toxiproxy", "8474"))
 	if e.remote, err = faults.NewRemote(ctx, "http://"+api); err != nil {
@@ -378,10 +397,43 @@ type containerBackend struct{ e *Env }
 func (b *containerBackend) String() string { return "container " + b.e.remote.String() }
 
 func (b *containerBackend) NewProxy(ctx context.Context, name, upstream string) (faults.Proxy, error) {
-	listen := net.JoinHostPort("0.0.0.0", strconv.Itoa(inboundPort))
-	return b.e.remote.NewProxyAt(ctx, name, listen, upstream, func(string) (string, error) {
-		return b.e.Resolve(net.JoinHostPort("onceproof-toxiproxy", strconv.Itoa(inboundPort))), nil
+	var port int
+	select {
+	case port = <-b.e.inbound:
+	default:
+		return nil, fmt.Errorf("toxiproxy container: all %d inbound proxies are in use", cap(b.e.inbound))
+	}
+	listen := net.JoinHostPort("0.0.0.0", strconv.Itoa(port))
+	p, err := b.e.remote.NewProxyAt(ctx, name, listen, upstream, func(string) (string, error) {
+		return b.e.Resolve(net.JoinHostPort("onceproof-toxiproxy", strconv.Itoa(port))), nil
 	})
+	if err != nil {
+		b.e.inbound <- port
+		return nil, err
+	}
+	return &inboundProxy{Proxy: p, free: func() { b.e.inbound <- port }}, nil
+}
+
+// inboundProxy returns its port to the free list when closed.
+type inboundProxy struct {
+	faults.Proxy
+	once sync.Once
+	free func()
+}
+
+func (p *inboundProxy) Close(ctx context.Context) error {
+	err := p.Proxy.Close(ctx)
+	p.once.Do(p.free)
+	return err
+}
+
+// Inbound is how many inbound proxies the environment serves at once (0:
+// no limit, the embedded Toxiproxy).
+func (e *Env) Inbound() int {
+	if e.inbound == nil {
+		return 0
+	}
+	return cap(e.inbound)
 }
 
 // Close leaves the environment to Env.Close.

@@ -62,6 +62,10 @@ func (t *ContainerTool) Upstream() string {
 // Backend implements BackendProvider (nil in embedded mode).
 func (t *ContainerTool) Backend() faults.Backend { return t.env.Backend() }
 
+// MaxProxies is how many fault proxies the tool's environment serves at
+// once (0: no limit).
+func (t *ContainerTool) MaxProxies() int { return t.env.Inbound() }
+
 // Links implements Linked.
 func (t *ContainerTool) Links() map[string]faults.Proxy { return t.env.Links() }
 

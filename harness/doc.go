@@ -10,5 +10,7 @@
 // and oracle agree before anything is judged, and records every attempt.
 //
 // The report model ([Report]) and its text and JSON renderings live here too,
-// so that every front end prints the same verdicts.
+// so that every front end prints the same verdicts. A tool's report may carry
+// the result of package harness/lint, which reads what the model reads about
+// the tool; harness imports lint, never the other way round.
 package harness

@@ -189,6 +189,13 @@ func (g *Guard) Check(hostport string) error {
 	return err
 }
 
+// CheckTarget checks hostport as a zero Guard (or, with allowRemote, one
+// that lets everything through) does: no name leaves the machine, so ctx is
+// not used.
+func CheckTarget(ctx context.Context, hostport string, allowRemote bool) error {
+	return (&Guard{AllowRemote: allowRemote}).Check(hostport)
+}
+
 // CheckURL checks the host of an http(s), postgres or redis URL (the
 // scheme's default port applied).
 func (g *Guard) CheckURL(raw string) error {

@@ -280,6 +280,7 @@ func TestToolsResolveTheirAddressThroughTheGuard(t *testing.T) {
 	mcp, err := NewMCPTool(MCPConfig{Name: "m", URL: "http://localhost:9/mcp", Tool: "x", Arguments: `{"m":"{{.Marker}}"}`, KeyArgument: "k", Oracle: oracle, Guard: rec.guard()})
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1:9", mcp.Upstream())
+	assert.Equal(t, "127.0.0.1:9", mcp.Fork().Upstream(), "a fork for overlapping trials reaches the same address")
 
 	for _, url := range []string{"http://10.0.0.1:8080/x", "http://tool.example/x"} {
 		_, err = NewHTTPTool(HTTPConfig{Name: "t", URL: url, Body: "{{.Marker}}", Oracle: oracle, Guard: rec.guard()})

@@ -108,6 +108,14 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 	return t, nil
 }
 
+// Fork implements Forker: a copy with its own MCP session and connections,
+// for a Session whose trials overlap with this one's.
+func (t *MCPTool) Fork() Tool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return &MCPTool{c: t.c, url: t.url, upstream: t.upstream, args: t.args, resultID: t.resultID, conns: make(chan net.Conn, 64), tool: t.tool}
+}
+
 // Name implements Tool.
 func (t *MCPTool) Name() string { return t.c.Name }
 

@@ -215,7 +215,7 @@ func describeReply(v any) string {
 	case string:
 		return fmt.Sprintf("the string %q", snippet([]byte(x)))
 	case []any:
-		return fmt.Sprintf("an array of %s", Plural(len(x), "element", "elements"))
+		return fmt.Sprintf("an array of %s", Plural(len(x), "element"))
 	}
 	return fmt.Sprintf("a %T", v)
 }

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/onceproof/onceproof/harness/lint"
 )
 
 // ReportVersion is the version of the JSON report format.
@@ -30,7 +33,10 @@ const (
 
 // Report is the outcome of certifying one or more tools.
 type Report struct {
-	Version   int          `json:"version"`
+	Version int `json:"version"`
+	// Kind is KindLint for the report of onceproof lint, whose tools have
+	// lint results and no scenarios; "" for a certification.
+	Kind      string       `json:"kind,omitempty"`
 	Onceproof string       `json:"onceproof"`
 	Toxiproxy string       `json:"toxiproxy"`
 	Started   time.Time    `json:"started"`
@@ -55,6 +61,9 @@ type ToolReport struct {
 	// verdict.
 	Startup  time.Duration `json:"startup_ns,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// Lint is what the lint found in what the model reads about the tool
+	// (nil when it did not run). It never changes AgentReady.
+	Lint *lint.Result `json:"lint,omitempty"`
 }
 
 // ScenarioReport is one scenario's verdict with its evidence.
@@ -67,6 +76,11 @@ type ScenarioReport struct {
 	Checks      int    `json:"checks"`
 	ValidTrials int    `json:"valid_trials"`
 	Seed        uint64 `json:"seed"`
+	// RuledOut is, for a pass, the per-trial failure rate the search rules
+	// out at 95% confidence: a tool that failed that often (or more) would
+	// have failed one of the valid trials with 95% probability (about
+	// 3 / valid trials; see [RuledOut]).
+	RuledOut float64 `json:"ruled_out_rate,omitempty"`
 	// Reason explains a failed or unknown verdict in one line.
 	Reason         string          `json:"reason,omitempty"`
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
@@ -80,10 +94,14 @@ type ScenarioReport struct {
 // Counterexample is the smallest failing trial found: its plan, what went
 // wrong and every attempt it made.
 type Counterexample struct {
-	Plan      string    `json:"plan"`
-	Violation string    `json:"violation"`
-	Attempts  []Attempt `json:"attempts"`
-	Effects   []Effect  `json:"effects"`
+	Plan      string `json:"plan"`
+	Violation string `json:"violation"`
+	// Shrink says when the case is not the fully shrunk one ("" when it
+	// is): the shrink time ran out, the run was interrupted, or replaying
+	// its seed did not fail again.
+	Shrink   string    `json:"shrink,omitempty"`
+	Attempts []Attempt `json:"attempts"`
+	Effects  []Effect  `json:"effects"`
 }
 
 // Effect is the oracle's final count for one marker against what exactly-once
@@ -92,6 +110,45 @@ type Effect struct {
 	Marker string `json:"marker"`
 	Count  int    `json:"count"`
 	Want   int    `json:"want"`
+}
+
+// RuledOut is the per-trial failure rate that valid passing trials rule out
+// at 95% confidence: the p with (1-p)^valid = 0.05, about 3/valid (the
+// rule of three). 0 for no trials.
+func RuledOut(valid int) float64 {
+	if valid <= 0 {
+		return 0
+	}
+	return 1 - math.Pow(0.05, 1/float64(valid))
+}
+
+// Depth describes a pass's search depth in words: "rules out a per-trial
+// failure rate of 3.0% or more (95% confidence)".
+func (s ScenarioReport) Depth() string {
+	if s.RuledOut <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("rules out a per-trial failure rate of %s or more (95%% confidence)", Percent(s.RuledOut))
+}
+
+// Percent renders a rate as a percentage with two significant digits.
+func Percent(rate float64) string {
+	p := rate * 100
+	switch {
+	case p >= 10:
+		return fmt.Sprintf("%.0f%%", p)
+	case p >= 1:
+		return fmt.Sprintf("%.1f%%", p)
+	}
+	return fmt.Sprintf("%.2g%%", p)
+}
+
+// Plural writes n and noun, adding an s unless n is 1: "1 check", "3 checks".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // Finish sets AgentReady from the scenarios.
@@ -135,6 +192,11 @@ func (r *Report) WriteTextColor(w io.Writer, color bool) error {
 		return code + s + ansiReset
 	}
 	var b strings.Builder
+	if r.Kind == KindLint {
+		writeLintReportText(&b, r, paint)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	for _, t := range r.Tools {
 		status := paint(ansiGreen+ansiBold, "agent-ready")
 		if !t.AgentReady {
@@ -160,7 +222,10 @@ func (r *Report) WriteTextColor(w io.Writer, color bool) error {
 			default:
 				word = paint(ansiYellow, word)
 			}
-			fmt.Fprintf(&b, "  %-22s %s %s, %s, seed %d", s.ID, word, Plural(s.Checks, "check", "checks"), Plural(s.ValidTrials, "valid trial", "valid trials"), s.Seed)
+			fmt.Fprintf(&b, "  %-22s %s %s, %s, seed %d", s.ID, word, Plural(s.Checks, "check"), Plural(s.ValidTrials, "valid trial"), s.Seed)
+			if d := s.Depth(); d != "" {
+				b.WriteString("; " + d)
+			}
 			switch s.Baseline {
 			case BaselineKnown:
 				b.WriteString(" (known failure: baseline)")
@@ -178,6 +243,7 @@ func (r *Report) WriteTextColor(w io.Writer, color bool) error {
 				fmt.Fprintf(&b, "    replay: %s\n", s.Repro)
 			}
 		}
+		writeToolLintText(&b, t.Lint, paint)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -203,11 +269,14 @@ func (c *Counterexample) String() string {
 func (c *Counterexample) write(b *strings.Builder, indent string) {
 	fmt.Fprintf(b, "%splan: %s\n", indent, c.Plan)
 	fmt.Fprintf(b, "%sviolation: %s\n", indent, c.Violation)
+	if c.Shrink != "" {
+		fmt.Fprintf(b, "%s(%s)\n", indent, c.Shrink)
+	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s#\top\tfault\tdelay\tat\toutcome\tstatus\tresult_id\teffects\t\n", indent)
+	fmt.Fprintf(tw, "%s#\top\tfault\tdelay\tat\tgave up\toutcome\tstatus\tresult_id\teffects\t\n", indent)
 	for _, a := range c.Attempts {
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", indent, a.N, shortOp(a.Op), dash(a.Fault),
-			round(a.Delay), round(a.Start), a.Outcome, dashInt(a.Status), dash(a.ResultID), counts(a.Before, a.After))
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", indent, a.N, shortOp(a.Op), dash(a.Fault),
+			round(a.Delay), round(a.Start), a.gaveUp(), a.Outcome, dashInt(a.Status), dash(a.ResultID), counts(a.Before, a.After))
 	}
 	_ = tw.Flush()
 	for _, e := range c.Effects {

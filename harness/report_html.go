@@ -54,6 +54,9 @@ type rhPage struct {
 	Columns   []string
 	Rows      []rhRow
 	Failures  []rhFailure
+	// LintOnly is set for the report of onceproof lint: no verdict matrix.
+	LintOnly bool
+	Lint     *rhLint // nil when no tool was linted
 }
 
 type rhRow struct {
@@ -247,7 +250,11 @@ func rhBuildPage(r *Report) rhPage {
 			}
 		}
 	}
-	p.Title = fmt.Sprintf("onceproof report: %d of %s agent-ready", p.NReady, Plural(p.NTools, "tool", "tools"))
+	p.Title = fmt.Sprintf("onceproof report: %d of %s agent-ready", p.NReady, Plural(p.NTools, "tool"))
+	p.LintOnly, p.Lint = r.Kind == KindLint, rhBuildLint(r)
+	if p.LintOnly {
+		p.Title = "onceproof lint: " + r.lintHeadline()
+	}
 
 	ids := map[string]bool{}
 	for _, t := range r.Tools {
@@ -288,7 +295,7 @@ func rhBuildPage(r *Report) rhPage {
 					Word:   word,
 					Class:  class,
 					Link:   links[i],
-					Trials: fmt.Sprintf("%d/%d", s.ValidTrials, s.Checks),
+					Trials: rhTrials(s),
 					Title:  rhCellTitle(s),
 				})
 			}
@@ -320,8 +327,20 @@ func rhWord(v Verdict) (word, class string) {
 	return "UNKNOWN", "v-unknown"
 }
 
+// rhTrials is a cell's trial count, with the failure rate a pass rules out.
+func rhTrials(s ScenarioReport) string {
+	t := fmt.Sprintf("%d/%d", s.ValidTrials, s.Checks)
+	if s.RuledOut > 0 {
+		t += " · rules out ≥" + Percent(s.RuledOut)
+	}
+	return t
+}
+
 func rhCellTitle(s ScenarioReport) string {
-	t := fmt.Sprintf("%s of %s", Plural(s.ValidTrials, "valid trial", "valid trials"), Plural(s.Checks, "check", "checks"))
+	t := fmt.Sprintf("%s of %s", Plural(s.ValidTrials, "valid trial"), Plural(s.Checks, "check"))
+	if d := s.Depth(); d != "" {
+		t += "; " + d
+	}
 	if s.Reason != "" {
 		t += ": " + s.Reason
 	}
@@ -972,7 +991,7 @@ func rhPx(v float64) string { return strconv.FormatFloat(rhRound(v), 'f', -1, 64
 var rhTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"px":  rhPx,
 	"add": func(a, b float64) float64 { return a + b },
-}).Parse(rhTemplateText))
+}).Parse(rhTemplateText + rhLintTemplateText))
 
 const rhTemplateText = `<!DOCTYPE html>
 <html lang="en">
@@ -1092,18 +1111,22 @@ a.up { font-size: 12px; color: var(--muted); }
 section.failure:target { box-shadow: 0 0 0 3px #90caf9; }
 footer { color: var(--muted); font-size: 12px; border-top: 1px solid var(--line); padding-top: 8px; }
 </style>
+{{- with .Lint}}{{template "lint-style"}}{{end}}
 </head>
 <body>
 <main>
 <header class="top">
-<h1>onceproof report</h1>
+<h1>onceproof {{if .LintOnly}}lint{{else}}report{{end}}</h1>
 <dl class="meta">
 <div><dt>onceproof</dt><dd>{{.Version}}</dd></div>
+{{- if not .LintOnly}}
 <div><dt>toxiproxy</dt><dd>{{.Toxiproxy}}</dd></div>
+{{- end}}
 <div><dt>started</dt><dd>{{.Started}}</dd></div>
 </dl>
-<p class="summary" id="summary">{{.NTools}} {{if eq .NTools 1}}tool{{else}}tools{{end}}, {{.NReady}} agent-ready{{if .NFail}} · <span class="bad">{{.NFail}} {{if eq .NFail 1}}failure{{else}}failures{{end}}</span>{{end}}{{if .NUnknown}} · {{.NUnknown}} unknown{{end}}</p>
+<p class="summary" id="summary">{{if .LintOnly}}{{.Lint.Headline}}{{else}}{{.NTools}} {{if eq .NTools 1}}tool{{else}}tools{{end}}, {{.NReady}} agent-ready{{if .NFail}} · <span class="bad">{{.NFail}} {{if eq .NFail 1}}failure{{else}}failures{{end}}</span>{{end}}{{if .NUnknown}} · {{.NUnknown}} unknown{{end}}{{end}}</p>
 </header>
+{{- if not .LintOnly}}
 
 <h2 id="matrix">Verdicts</h2>
 <table class="matrix">
@@ -1131,6 +1154,8 @@ footer { color: var(--muted); font-size: 12px; border-top: 1px solid var(--line)
 </tbody>
 </table>
 <p class="caption">Each cell: verdict, then valid trials / checks. PASS = exactly-once held; FAIL = a counterexample was found (click for it); UNKNOWN = too few trials had their fault fire, or the harness hit an error; — = scenario not run.</p>
+{{- end}}
+{{- with .Lint}}{{template "lint" .}}{{end}}
 
 {{range .Failures}}
 <section class="failure {{.Class}}" id="{{.ID}}" data-tool="{{.Tool}}" data-scenario="{{.Scenario}}">

@@ -40,7 +40,12 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitProblem struct {
@@ -50,7 +55,8 @@ type junitProblem struct {
 }
 
 // WriteJUnit writes r as JUnit XML: one testsuite per tool, one testcase per
-// scenario. A failure carries the shrunk counterexample and the command that
+// scenario, and one per lint rule checked (failed when a finding of the rule
+// reaches the lint's fail-on threshold). A failure carries the shrunk counterexample and the command that
 // replays it; an inconclusive scenario, or a tool that failed its preflight,
 // is an error (never a pass).
 func (r *Report) WriteJUnit(w io.Writer) error {
@@ -61,7 +67,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		if !r.Started.IsZero() {
 			s.Timestamp = r.Started.Format("2006-01-02T15:04:05")
 		}
-		s.Properties = []junitProperty{{Name: "agent_ready", Value: fmt.Sprint(t.AgentReady)}, {Name: "toxiproxy", Value: r.Toxiproxy}}
+		if r.Kind != KindLint {
+			s.Properties = []junitProperty{{Name: "agent_ready", Value: fmt.Sprint(t.AgentReady)}, {Name: "toxiproxy", Value: r.Toxiproxy}}
+		}
 		if t.Error != "" {
 			s.Cases = append(s.Cases, junitCase{Name: "preflight", Classname: "onceproof." + t.Name, Time: "0",
 				Error: &junitProblem{Message: firstLine(t.Error), Type: "preflight", Body: t.Error}})
@@ -69,7 +77,10 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		for _, sc := range t.Scenarios {
 			c := junitCase{Name: sc.ID, Classname: "onceproof." + t.Name, Time: seconds(sc.Duration.Seconds()),
-				SystemOut: fmt.Sprintf("%s, %s, seed %d", Plural(sc.Checks, "check", "checks"), Plural(sc.ValidTrials, "valid trial", "valid trials"), sc.Seed)}
+				SystemOut: fmt.Sprintf("%s, %s, seed %d", Plural(sc.Checks, "check"), Plural(sc.ValidTrials, "valid trial"), sc.Seed)}
+			if d := sc.Depth(); d != "" {
+				c.SystemOut += "; " + d
+			}
 			switch {
 			case sc.Verdict == Fail && sc.Baseline == BaselineKnown:
 				c.SystemOut += "\nknown failure (baseline): " + sc.Reason
@@ -86,6 +97,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			}
 			s.Cases = append(s.Cases, c)
 		}
+		lintCases, lintFailures := lintJUnitCases(t)
+		s.Cases = append(s.Cases, lintCases...)
+		s.Failures += lintFailures
 		s.Tests = len(s.Cases)
 		root.Tests += s.Tests
 		root.Failures += s.Failures

@@ -10,13 +10,18 @@ import (
 // shrunk counterexample, fit for a pull request or a CI job summary.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
+	if r.Kind == KindLint {
+		writeLintMarkdown(&b, r, fmt.Sprintf("## onceproof lint: %s\n\n", r.lintHeadline()))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	ready := 0
 	for _, t := range r.Tools {
 		if t.AgentReady {
 			ready++
 		}
 	}
-	fmt.Fprintf(&b, "## onceproof: %d of %s agent-ready\n\n", ready, Plural(len(r.Tools), "tool", "tools"))
+	fmt.Fprintf(&b, "## onceproof: %d of %s agent-ready\n\n", ready, Plural(len(r.Tools), "tool"))
 	ids := r.ScenarioIDs()
 	b.WriteString("| tool |")
 	for _, id := range ids {
@@ -67,6 +72,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			b.WriteString("\n</details>\n")
 		}
 	}
+	writeLintMarkdown(&b, r, fmt.Sprintf("\n### Lint: %s\n\n", r.lintHeadline()))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -88,7 +94,7 @@ func mdCell(sc ScenarioReport) string {
 	case sc.Baseline == BaselineStale:
 		return "⚠️ STALE"
 	case sc.Verdict == Pass:
-		return fmt.Sprintf("✅ PASS %d/%d", sc.ValidTrials, sc.Checks)
+		return fmt.Sprintf("✅ PASS %d/%d (rules out ≥%s)", sc.ValidTrials, sc.Checks, Percent(sc.RuledOut))
 	case sc.Verdict == Fail && sc.Baseline == BaselineKnown:
 		return "☑️ known FAIL"
 	case sc.Verdict == Fail:

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
@@ -38,27 +39,66 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
 // Unwrap returns Err.
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// Session is one tool behind one fault proxy for a whole run. Toxics act on
-// every connection through the proxy, so a Session runs one faulted attempt
-// (or one group of held attempts) at a time; Lock serialises trials.
+// Session is one tool behind one fault proxy. Toxics act on every
+// connection through the proxy, so a Session runs one trial at a time (one
+// faulted attempt, or one group of held attempts); trials that overlap each
+// run on their own Session, made with [Session.Fork]: its own proxy, the
+// same tool, oracle and operation minter.
 type Session struct {
-	tool   Tool
-	proxy  faults.Proxy
-	oracle Oracle
-	ops    *Ops
-
-	mu sync.Mutex
+	tool    Tool
+	proxy   faults.Proxy
+	oracle  Oracle
+	ops     *Ops
+	backend faults.Backend
+	// forked is set on a Session made by Fork: Close leaves the oracle to
+	// the Session it was forked from, and the tool too unless the fork has
+	// its own copy.
+	forked, ownTool bool
 }
 
 // Open creates the proxy for tool on backend.
 func Open(ctx context.Context, backend faults.Backend, tool Tool, format KeyFormat) (*Session, error) {
-	ops := NewOps(format)
-	name := fmt.Sprintf("onceproof-%s-%s", sanitize(tool.Name()), ops.nonce)
-	p, err := backend.NewProxy(ctx, name, tool.Upstream())
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: proxy: %w", tool.Name(), err)
+	s := &Session{tool: tool, oracle: tool.Oracle(), ops: NewOps(format), backend: backend, ownTool: true}
+	if err := s.openProxy(ctx, 0); err != nil {
+		return nil, err
 	}
-	return &Session{tool: tool, proxy: p, oracle: tool.Oracle(), ops: ops}, nil
+	return s, nil
+}
+
+// Forker is a tool that keeps per-connection state (an MCP session) and so
+// cannot serve overlapping trials from one value: Fork returns an
+// independent copy for another Session. Tools without it must be safe for
+// concurrent use (an [*HTTPTool] is).
+type Forker interface {
+	Fork() Tool
+}
+
+// Fork returns a Session for overlapping trials: a new proxy (number n of
+// this tool, for its name) in front of the same tool, with the same oracle
+// and operation minter, so operations never repeat across Sessions.
+func (s *Session) Fork(ctx context.Context, n int) (*Session, error) {
+	f := &Session{tool: s.tool, oracle: s.oracle, ops: s.ops, backend: s.backend, forked: true}
+	if fk, ok := s.tool.(Forker); ok {
+		f.tool, f.ownTool = fk.Fork(), true
+	}
+	if err := f.openProxy(ctx, n); err != nil {
+		f.closeTool()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (s *Session) openProxy(ctx context.Context, n int) error {
+	name := fmt.Sprintf("onceproof-%s-%s", sanitize(s.tool.Name()), s.ops.nonce)
+	if n > 0 {
+		name += fmt.Sprintf("-w%d", n)
+	}
+	p, err := s.backend.NewProxy(ctx, name, s.tool.Upstream())
+	if err != nil {
+		return fmt.Errorf("tool %s: proxy: %w", s.tool.Name(), err)
+	}
+	s.proxy = p
+	return nil
 }
 
 func sanitize(s string) string {
@@ -71,13 +111,24 @@ func sanitize(s string) string {
 }
 
 // Close deletes the session's proxy and releases the oracle's (and an MCP
-// tool's) connections.
+// tool's) connections; a forked Session leaves the oracle open.
 func (s *Session) Close(ctx context.Context) error {
-	closeOracle(s.oracle)
+	if !s.forked {
+		closeOracle(s.oracle)
+	}
+	s.closeTool()
+	return s.proxy.Close(ctx)
+}
+
+// closeTool closes the tool's connections (an MCP session) when this
+// Session owns the tool value.
+func (s *Session) closeTool() {
+	if !s.ownTool {
+		return
+	}
 	if c, ok := s.tool.(interface{ Close() error }); ok {
 		_ = c.Close()
 	}
-	return s.proxy.Close(ctx)
 }
 
 // Tool returns the tool under test.
@@ -85,10 +136,6 @@ func (s *Session) Tool() Tool { return s.tool }
 
 // Proxy returns the session's fault proxy.
 func (s *Session) Proxy() faults.Proxy { return s.proxy }
-
-// Lock reserves the proxy for one trial; Unlock releases it.
-func (s *Session) Lock()   { s.mu.Lock() }
-func (s *Session) Unlock() { s.mu.Unlock() }
 
 // NewOp mints a fresh operation whose payload draws come from seed.
 func (s *Session) NewOp(seed uint64) Operation { return s.ops.Next(seed) }
@@ -121,6 +168,10 @@ type Attempt struct {
 	Fault string `json:"fault,omitempty"`
 	// Delay is the wait before the attempt (the retry backoff).
 	Delay time.Duration `json:"delay_ns"`
+	// Deadline is how long the caller waited for an answer before giving
+	// up: the tool's timeout unless the plan had it give up sooner (then
+	// the time it did).
+	Deadline time.Duration `json:"deadline_ns,omitempty"`
 	// Start and End are offsets from the start of the trial.
 	Start time.Duration `json:"start_ns"`
 	End   time.Duration `json:"end_ns"`
@@ -137,6 +188,15 @@ type Attempt struct {
 	// attempt (-1 when not taken, e.g. for overlapping attempts).
 	Before int `json:"before"`
 	After  int `json:"after"`
+}
+
+// gaveUp is the caller's deadline when it met it (an attempt that timed out
+// or was abandoned), "-" otherwise.
+func (a Attempt) gaveUp() string {
+	if a.Outcome == OK || a.Deadline <= 0 || a.End-a.Start < a.Deadline {
+		return "-"
+	}
+	return "after " + round(a.Deadline)
 }
 
 // Line is the attempt as one log line.
@@ -157,15 +217,38 @@ func (a Attempt) Line() string {
 	return s
 }
 
-// Send makes one attempt of call on a fresh connection to the proxy, without
-// touching faults. origin is the trial's start, for the record's offsets.
-func (s *Session) Send(ctx context.Context, call *Call, origin time.Time) Attempt {
-	return s.send(ctx, call, origin, nil)
+// GiveUp says when a caller stops waiting for an answer before the tool's
+// timeout: After its request is on the wire (when After is set), or when
+// When is closed (when When is set). The zero value waits the timeout.
+type GiveUp struct {
+	After time.Duration
+	When  <-chan struct{}
+	// Why describes When for the record ("37ms after the commit").
+	Why string
 }
 
-func (s *Session) send(ctx context.Context, call *Call, origin time.Time, wrap func(net.Conn) net.Conn) Attempt {
+// Send makes one attempt of call on a fresh connection to the proxy, without
+// touching faults. origin is the trial's start, for the record's offsets.
+// The caller waits the tool's Timeout for an answer, or less as giveUp
+// says, then gives up and closes the connection. The attempt ends early,
+// its connection closed, when ctx ends.
+func (s *Session) Send(ctx context.Context, call *Call, origin time.Time, giveUp GiveUp) Attempt {
+	return s.send(ctx, call, origin, giveUp, nil)
+}
+
+// SendWatched is Send that calls written (when not nil) exactly once: with
+// true as soon as the whole request has been written to the connection,
+// with false when the attempt ended before that.
+func (s *Session) SendWatched(ctx context.Context, call *Call, origin time.Time, giveUp GiveUp, written func(whole bool)) Attempt {
+	return s.send(ctx, call, origin, giveUp, written)
+}
+
+func (s *Session) send(ctx context.Context, call *Call, origin time.Time, g GiveUp, written func(whole bool)) Attempt {
 	timeout := s.tool.Timeout()
-	a := Attempt{Op: call.Op.ID, Marker: call.Op.Marker, Before: -1, After: -1}
+	a := Attempt{Op: call.Op.ID, Marker: call.Op.Marker, Deadline: timeout, Before: -1, After: -1}
+	if g.After >= timeout {
+		g.After = 0
+	}
 	start := time.Now()
 	a.Start = start.Sub(origin)
 	deadline := start.Add(timeout)
@@ -178,38 +261,107 @@ func (s *Session) send(ctx context.Context, call *Call, origin time.Time, wrap f
 		// Nothing is written before the connection exists: not delivered.
 		a.Outcome, a.Error = Failed, fmt.Sprintf("dial: %v", err)
 		if ctx.Err() != nil {
-			a.Error = fmt.Sprintf("interrupted: %v", context.Cause(ctx))
+			a.Error = fmt.Sprintf("abandoned: %v", context.Cause(ctx))
 		}
 		a.End = time.Since(origin)
+		if written != nil {
+			written(false)
+		}
 		return a
 	}
-	// The attempt ends when ctx does, whatever the tool's timeout: closing
-	// the connection unblocks every read and write on it.
+	// The caller goes away when the run does, or when it gives up: close
+	// the connection, which ends any read or write in progress.
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	if wrap != nil {
-		conn = wrap(conn)
+	var gaveUp atomic.Bool
+	quit := func() { gaveUp.Store(true); _ = conn.Close() }
+	ended := make(chan struct{})
+	if g.When != nil {
+		go func() {
+			select {
+			case <-g.When:
+				quit()
+			case <-ended:
+			}
+		}()
 	}
-	r := s.tool.Send(ctx, conn, call, deadline)
+	w := &watchedConn{Conn: conn, want: len(call.Wire)}
+	var timer *time.Timer
+	w.done = func(whole bool) {
+		if written != nil {
+			written(whole)
+		}
+		if whole && g.After > 0 {
+			w.mu.Lock()
+			timer = time.AfterFunc(g.After, quit)
+			w.mu.Unlock()
+		}
+	}
+	r := s.tool.Send(ctx, w, call, deadline)
+	close(ended)
 	stop()
+	w.finish()
+	w.mu.Lock()
+	if timer != nil {
+		timer.Stop()
+	}
+	w.mu.Unlock()
 	_ = conn.Close()
 	a.End = time.Since(origin)
 	a.Outcome, a.Status, a.ResultID, a.Body, a.Note = r.Outcome, r.Status, r.ResultID, r.Body, r.Note
-	switch {
-	case ctx.Err() != nil && r.Outcome != OK:
-		a.Error = fmt.Sprintf("interrupted: %v", context.Cause(ctx))
-		if r.Err != nil {
-			a.Error += fmt.Sprintf(" (%v)", r.Err)
-		}
-	case r.Err != nil:
+	if r.Err != nil {
 		a.Error = r.Err.Error()
-		if isTimeout(r.Err) {
-			a.Error = fmt.Sprintf("timeout after %s: %v", timeout, r.Err)
+		switch {
+		case ctx.Err() != nil:
+			a.Error = fmt.Sprintf("abandoned: %v", context.Cause(ctx))
+		case gaveUp.Load() && g.After > 0:
+			a.Error = fmt.Sprintf("the caller gave up %s after sending", round(g.After))
+			a.Deadline = a.End - a.Start
+		case gaveUp.Load():
+			a.Error = "the caller gave up " + g.Why
+			a.Deadline = a.End - a.Start
+		case isTimeout(r.Err):
+			a.Error = fmt.Sprintf("the caller gave up after %s: %v", round(timeout), r.Err)
 		}
 	}
 	if a.Outcome == "" {
 		a.Outcome = Unknown
 	}
 	return a
+}
+
+// watchedConn reports, once, whether want bytes were written: true as soon
+// as they are, false from finish when they never were.
+type watchedConn struct {
+	net.Conn
+	want int
+	done func(whole bool)
+
+	mu       sync.Mutex
+	n        int
+	reported bool
+}
+
+func (c *watchedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.mu.Lock()
+	c.n += n
+	report := c.n >= c.want && !c.reported
+	c.reported = c.reported || report
+	c.mu.Unlock()
+	if report {
+		c.done(true)
+	}
+	return n, err
+}
+
+func (c *watchedConn) finish() {
+	c.mu.Lock()
+	report := !c.reported
+	c.reported = true
+	c.mu.Unlock()
+	if report {
+		c.done(false)
+	}
 }
 
 // Ready prepares a Readier tool (an MCP session) through the proxy; call it
@@ -226,7 +378,7 @@ func (s *Session) Ready(ctx context.Context) error {
 
 // Do arms fault (nil for none), makes one attempt and disarms it. It counts
 // the marker's effects before and after.
-func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin time.Time) (Attempt, error) {
+func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin time.Time, giveUp GiveUp) (Attempt, error) {
 	if err := s.Ready(ctx); err != nil {
 		return Attempt{}, err
 	}
@@ -240,7 +392,7 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 			return Attempt{}, err
 		}
 	}
-	a := s.Send(ctx, call, origin)
+	a := s.Send(ctx, call, origin, giveUp)
 	if disarm != nil {
 		if err := disarm(ctx); err != nil {
 			return a, fmt.Errorf("disarm %s: %w", fault.Name(), err)
@@ -270,7 +422,7 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 	if err != nil {
 		return Attempt{}, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
-	a, err := s.Do(ctx, call, nil, time.Now())
+	a, err := s.Do(ctx, call, nil, time.Now(), GiveUp{})
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return a, fmt.Errorf("%w: %w", ErrPreflight, context.Cause(ctx))
@@ -296,44 +448,16 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 	case readOnly:
 		return a, nil
 	case a.Before != 0:
-		return a, fmt.Errorf("%w: oracle %s counted %s for a fresh marker before any call", ErrPreflight, s.oracle, Plural(a.Before, "effect", "effects"))
+		return a, fmt.Errorf("%w: oracle %s counted %s for a fresh marker before any call", ErrPreflight, s.oracle, Plural(a.Before, "effect"))
 	case a.After != 1:
 		return a, fmt.Errorf("%w: one plain call moved oracle %s by %d, want exactly 1 (is the oracle counting the marker %s?)", ErrPreflight, s.oracle, a.After-a.Before, op.Marker)
 	}
 	return a, nil
 }
 
-// SendWatched is Send that calls written (when not nil) once the whole
-// request has been written to the connection.
-func (s *Session) SendWatched(ctx context.Context, call *Call, origin time.Time, written func()) Attempt {
-	if written == nil {
-		return s.Send(ctx, call, origin)
-	}
-	var once sync.Once
-	defer once.Do(written) // the request never went out whole: do not block the caller
-	return s.send(ctx, call, origin, func(c net.Conn) net.Conn {
-		return &watchedConn{Conn: c, want: len(call.Wire), done: func() { once.Do(written) }}
-	})
-}
-
-// watchedConn reports when want bytes have been written.
-type watchedConn struct {
-	net.Conn
-	want, n int
-	done    func()
-}
-
-func (c *watchedConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	c.n += n
-	if c.n >= c.want {
-		c.done()
-	}
-	return n, err
-}
-
 // Restart restarts a crashed tool (a Crasher) and points the proxy at where
-// it now listens.
+// it now listens. The tool's other Sessions (forks) must be re-pointed with
+// Repoint.
 func (s *Session) Restart(ctx context.Context) error {
 	c, ok := s.tool.(Crasher)
 	if !ok {
@@ -342,5 +466,11 @@ func (s *Session) Restart(ctx context.Context) error {
 	if err := c.Restart(ctx); err != nil {
 		return err
 	}
+	return s.Repoint(ctx)
+}
+
+// Repoint points the proxy at where the tool listens now (a restarted
+// container's port may have moved).
+func (s *Session) Repoint(ctx context.Context) error {
 	return s.proxy.SetUpstream(ctx, s.tool.Upstream())
 }

@@ -11,6 +11,10 @@ import (
 
 // oracle decodes a tool's oracle section; it returns nil on errors.
 func (d toolDecoder) oracle(f field) Oracle {
+	if v := deref(f.val); v.Kind == yaml.ScalarNode && v.Value == OraclePlaceholder {
+		d.errorf(f.line, f.path, "%s is the placeholder onceproof discover writes: %s", OraclePlaceholder, placeholderHint())
+		return nil
+	}
 	fs, ok := d.mapping(f, oracleFields)
 	if !ok {
 		return nil

@@ -2,10 +2,11 @@ package scenarios
 
 import (
 	"context"
-	"flag"
+	"crypto/rand"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +19,67 @@ import (
 	"github.com/onceproof/onceproof/harness"
 )
 
-// open starts the backend (if cfg has none) and the tool's session.
-func open(ctx context.Context, tool harness.Tool, cfg Config) (*harness.Session, func(), error) {
+// withSearchDefaults fills in the search settings: from rapid's flags where
+// a Go test sets them (-rapid.checks, -rapid.seed, -rapid.shrinktime), from
+// the defaults otherwise.
+func (c Config) withSearchDefaults() Config {
+	if c.Checks == 0 && c.Budget == 0 {
+		c.Checks = DefaultChecks
+		if n, err := strconv.Atoi(flagValue("rapid.checks")); err == nil && n > 0 {
+			c.Checks = n
+		}
+	}
+	if c.Seed == 0 {
+		c.Seed, _ = strconv.ParseUint(flagValue("rapid.seed"), 10, 64)
+	}
+	if c.Seed == 0 {
+		c.Seed = RandomSeed()
+	}
+	if c.ShrinkTime == 0 {
+		c.ShrinkTime = DefaultShrinkTime
+		if d, err := time.ParseDuration(flagValue("rapid.shrinktime")); err == nil && d > 0 && d != 30*time.Second {
+			c.ShrinkTime = d // set by the user (30s is rapid's default)
+		}
+	}
+	if c.Slots == nil {
+		c.Slots = NewSlots(cmpOr(c.Parallel, DefaultParallel()))
+	}
+	return c
+}
+
+func cmpOr(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
+}
+
+// RandomSeed returns a fresh non-zero seed.
+func RandomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])>>1 | 1
+}
+
+// certification is one tool under certification: its sessions (one per
+// overlapping trial, each with its own proxy) and settings.
+type certification struct {
+	tool     harness.Tool
+	cfg      Config
+	sessions *sessionPool
+	// exclusive is held for reading by every trial and for writing by the
+	// trials of exclusive scenarios (crash-restart, dependency-fault).
+	exclusive sync.RWMutex
+	attempts  *lockedWriter
+	began     time.Time
+	closeAll  func()
+}
+
+// begin opens the tool's first session (and the embedded Toxiproxy when cfg
+// has no backend), applies the defaults that depend on the tool, and runs
+// the preflight: a plain call that must succeed and, unless the tool claims
+// to be read-only, move the oracle by exactly one.
+func begin(ctx context.Context, tool harness.Tool, cfg Config) (*certification, error) {
 	backend := cfg.Backend
 	if bp, ok := tool.(harness.BackendProvider); ok && bp.Backend() != nil {
 		backend = bp.Backend()
@@ -36,188 +96,185 @@ func open(ctx context.Context, tool harness.Tool, cfg Config) (*harness.Session,
 	s, err := harness.Open(ctx, backend, tool, format)
 	if err != nil {
 		closeBackend()
-		return nil, nil, err
+		return nil, err
 	}
-	return s, func() { _ = s.Close(context.Background()); closeBackend() }, nil
-}
-
-// prepare readies the session (an MCP session: the tool's hints are known
-// after it), applies the defaults that depend on the tool, and runs the
-// preflight: a plain call that must succeed and, unless the tool claims to
-// be read-only, move the oracle by exactly one.
-func prepare(ctx context.Context, s *harness.Session, cfg Config) (Config, error) {
+	limit := 0
+	if l, ok := tool.(interface{ MaxProxies() int }); ok {
+		limit = l.MaxProxies()
+	}
+	pool := newSessionPool(s, limit)
+	c := &certification{tool: tool, sessions: pool, began: time.Now(), closeAll: func() { pool.close(); closeBackend() }}
+	if cfg.Attempts != nil {
+		c.attempts = &lockedWriter{w: cfg.Attempts}
+	}
 	if err := s.Ready(ctx); err != nil {
-		return cfg, fmt.Errorf("%w: %w", harness.ErrPreflight, err)
+		c.close()
+		return nil, fmt.Errorf("%w: %w", harness.ErrPreflight, err)
 	}
-	cfg, err := cfg.withDefaults(s.Tool())
-	if err != nil {
-		return cfg, err
+	if c.cfg, err = cfg.withDefaults(tool); err != nil {
+		c.close()
+		return nil, err
 	}
-	_, err = s.Preflight(ctx, readOnly(s.Tool()))
-	return cfg, err
+	if _, err := s.Preflight(ctx, readOnly(tool)); err != nil {
+		c.close()
+		return nil, err
+	}
+	if c.cfg.Budget > 0 {
+		c.began = time.Now()
+	}
+	return c, nil
 }
 
-// Certify runs every scenario (cfg.Scenarios) against tool as subtests of t,
-// one rapid property each: rapid's -rapid.checks and -rapid.seed flags apply.
-// A preflight failure stops the test; a scenario whose faults did not fire
-// often enough fails as inconclusive, never passes.
+func (c *certification) close() { c.closeAll() }
+
+// scenario runs the search of scenario id and returns its report.
+func (c *certification) scenario(ctx context.Context, id ID) harness.ScenarioReport {
+	sc, _ := lookup(id)
+	s := &search[func(*trial) (result, error)]{
+		tool: c.tool.Name(), id: id, checks: c.cfg.Checks, seed: c.cfg.Seed,
+		slots: c.cfg.Slots, shrinkTime: c.cfg.ShrinkTime, progress: c.cfg.Progress,
+		plan: func(t *rapid.T) func(*trial) (result, error) { return sc.draw(t, c.cfg, c.tool) },
+		run: func(ctx context.Context, exec func(*trial) (result, error)) outcome {
+			return c.trial(ctx, sc, exec)
+		},
+	}
+	if s.checks == 0 {
+		s.checks = unbounded
+	}
+	if c.cfg.Budget > 0 {
+		s.until = c.began.Add(c.cfg.Budget)
+	}
+	rep := s.do(ctx).verdict(id)
+	if c.cfg.Repro != nil && rep.Verdict == harness.Fail {
+		rep.Repro = c.cfg.Repro(id, rep.Seed)
+	}
+	return rep
+}
+
+// trial runs one plan on a free session.
+func (c *certification) trial(ctx context.Context, sc scenario, exec func(*trial) (result, error)) outcome {
+	if sc.exclusive {
+		c.exclusive.Lock()
+		defer c.exclusive.Unlock()
+	} else {
+		c.exclusive.RLock()
+		defer c.exclusive.RUnlock()
+	}
+	s, err := c.sessions.get(ctx)
+	if err != nil {
+		return outcome{err: err}
+	}
+	defer c.sessions.put(s)
+	tr := newTrial(ctx, s)
+	tr.restart = func(ctx context.Context) error {
+		if err := s.Restart(ctx); err != nil {
+			return err
+		}
+		return c.sessions.repoint(ctx)
+	}
+	if c.attempts != nil {
+		tr.log = func(a harness.Attempt) {
+			c.attempts.printf("%s/%s %s\n", c.tool.Name(), sc.id, a.Line())
+		}
+	}
+	res, err := exec(tr)
+	o := outcome{invalid: res.invalid, violation: res.violation, kind: res.kind, err: err}
+	if res.violation != "" {
+		o.ce = &harness.Counterexample{Plan: res.plan, Violation: res.violation, Attempts: tr.attemptLog(), Effects: res.effects}
+	}
+	return o
+}
+
+// lockedWriter serialises the attempt log of overlapping trials.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) printf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, format, args...)
+}
+
+// Certify runs every scenario (cfg.Scenarios) against tool as parallel
+// subtests of t, grouped under the tool's name (TestX/create-ticket/
+// lost-response), and returns once they are done. rapid's -rapid.checks,
+// -rapid.seed and -rapid.shrinktime flags apply unless cfg sets Checks, Seed
+// or ShrinkTime. A preflight failure stops the test; a scenario whose faults
+// did not fire often enough fails as inconclusive, never passes. A failing
+// scenario prints its shrunk counterexample and the command that replays it.
 func Certify(t *testing.T, tool harness.Tool, cfgs ...Config) {
 	t.Helper()
 	var cfg Config
-	if len(cfgs) > 0 {
+	switch len(cfgs) {
+	case 0:
+	case 1:
 		cfg = cfgs[0]
+	default:
+		t.Fatalf("onceproof: Certify takes at most one Config, got %d", len(cfgs))
 	}
-	ctx := t.Context()
-	s, closeAll, err := open(ctx, tool, cfg)
+	c, err := begin(t.Context(), tool, cfg)
 	if err != nil {
 		t.Fatalf("onceproof: %v", err)
 	}
-	t.Cleanup(closeAll)
-	if cfg, err = prepare(ctx, s, cfg); err != nil {
-		t.Fatalf("onceproof: %v", err)
-	}
-	for _, id := range cfg.Scenarios {
-		t.Run(string(id), func(t *testing.T) {
-			rec := &recorder{began: time.Now()}
-			rapid.Check(t, property(ctx, s, id, cfg, rec))
-			if rep := rec.verdict(id); rep.Verdict == harness.Inconclusive {
-				t.Errorf("onceproof: %s is inconclusive: %s", id, rep.Reason)
-			}
-		})
+	defer c.close()
+	t.Run(tool.Name(), func(t *testing.T) {
+		for _, id := range c.cfg.Scenarios {
+			t.Run(string(id), func(t *testing.T) {
+				t.Parallel()
+				c.report(t, c.scenario(t.Context(), id))
+			})
+		}
+	})
+}
+
+// report turns a scenario's report into the subtest's result.
+func (c *certification) report(t *testing.T, rep harness.ScenarioReport) {
+	switch rep.Verdict {
+	case harness.Fail:
+		var b strings.Builder
+		fmt.Fprintf(&b, "onceproof: %s failed after %s: %s\n", rep.ID, harness.Plural(rep.Checks, "check"), rep.Reason)
+		b.WriteString(rep.Counterexample.String())
+		fmt.Fprintf(&b, "replay: go test -run '%s' -rapid.seed=%d -rapid.checks=%d", runPattern(t.Name()), rep.Seed, c.cfg.Checks)
+		t.Error(b.String())
+	case harness.Inconclusive:
+		t.Errorf("onceproof: %s is inconclusive: %s", rep.ID, rep.Reason)
+	default:
+		t.Logf("onceproof: %s passed %s, %s; %s", rep.ID, harness.Plural(rep.Checks, "check"), harness.Plural(rep.ValidTrials, "valid trial"), rep.Depth())
 	}
 }
 
-// Run certifies tool outside go test (the CLI). It uses rapid's settings
-// (-rapid.checks, -rapid.seed, -rapid.shrinktime) as set on the flag package's
-// command line, which the caller sets before calling Run. A preflight failure
-// returns the report with its Error set and an error wrapping
-// harness.ErrPreflight.
+// runPattern is the -run pattern that selects exactly the test named name.
+func runPattern(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+// Run certifies tool outside go test (the CLI): its scenarios run at once,
+// their trials overlapping up to cfg's slots. A preflight failure returns
+// the report with its Error set and an error wrapping harness.ErrPreflight;
+// an interrupted run returns ctx's error with what was measured so far.
 func Run(ctx context.Context, tool harness.Tool, cfg Config) (harness.ToolReport, error) {
 	start := time.Now()
 	rep := harness.ToolReport{Name: tool.Name()}
-	s, closeAll, err := open(ctx, tool, cfg)
+	c, err := begin(ctx, tool, cfg)
 	if err != nil {
-		rep.Error = err.Error()
-		return rep, err
-	}
-	defer closeAll()
-	if cfg, err = prepare(ctx, s, cfg); err != nil {
 		rep.Error = err.Error()
 		rep.Finish()
 		return rep, err
 	}
-	seed := rapidSeed()
-	for _, id := range cfg.Scenarios {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		rec := &recorder{began: time.Now()}
-		tb := &runTB{name: tool.Name() + "/" + string(id)}
-		began := time.Now()
-		tb.run(func() { rapid.Check(tb, property(ctx, s, id, cfg, rec)) })
-		rec.duration = time.Since(began)
-		sr := rec.verdict(id)
-		sr.Seed = seed
-		if failing, ok := tb.failingSeed(); ok {
-			sr.Seed = failing
-		}
-		if sr.Verdict == harness.Pass && tb.Failed() && rec.harness == nil {
-			// rapid failed for a reason no trial recorded (e.g. too many
-			// invalid draws): never report that as a pass.
-			sr.Verdict, sr.Passed, sr.Reason = harness.Inconclusive, false, "rapid: "+tb.firstError()
-		}
-		if cfg.Repro != nil && sr.Verdict == harness.Fail {
-			sr.Repro = cfg.Repro(id, sr.Seed)
-		}
-		rep.Scenarios = append(rep.Scenarios, sr)
+	defer c.close()
+	rep.Scenarios = make([]harness.ScenarioReport, len(c.cfg.Scenarios))
+	var wg sync.WaitGroup
+	for i, id := range c.cfg.Scenarios {
+		wg.Go(func() { rep.Scenarios[i] = c.scenario(ctx, id) })
 	}
+	wg.Wait()
 	rep.Duration = time.Since(start)
 	rep.Finish()
-	return rep, nil
-}
-
-// rapidSeed is the seed rapid was told to use (0 when it picks its own).
-func rapidSeed() uint64 {
-	f := flag.Lookup("rapid.seed")
-	if f == nil {
-		return 0
-	}
-	n, _ := strconv.ParseUint(f.Value.String(), 10, 64)
-	return n
-}
-
-// runTB is the rapid.TB of a certification outside go test: it keeps what
-// rapid reports and ends the check goroutine on FailNow, as testing does.
-type runTB struct {
-	name string
-
-	mu   sync.Mutex
-	errs []string
-	logs []string
-	fail bool
-}
-
-func (tb *runTB) run(f func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	<-done
-}
-
-func (tb *runTB) Helper()      {}
-func (tb *runTB) Name() string { return tb.name }
-func (tb *runTB) Logf(format string, args ...any) {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	tb.logs = append(tb.logs, fmt.Sprintf(format, args...))
-}
-func (tb *runTB) Log(args ...any)                  { tb.Logf("%s", fmt.Sprint(args...)) }
-func (tb *runTB) Skipf(format string, args ...any) { tb.Logf(format, args...); tb.SkipNow() }
-func (tb *runTB) Skip(args ...any)                 { tb.Log(args...); tb.SkipNow() }
-func (tb *runTB) SkipNow()                         { runtime.Goexit() }
-func (tb *runTB) Errorf(format string, args ...any) {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	tb.errs = append(tb.errs, fmt.Sprintf(format, args...))
-	tb.fail = true
-}
-func (tb *runTB) Error(args ...any)                 { tb.Errorf("%s", fmt.Sprint(args...)) }
-func (tb *runTB) Fatalf(format string, args ...any) { tb.Errorf(format, args...); tb.FailNow() }
-func (tb *runTB) Fatal(args ...any)                 { tb.Error(args...); tb.FailNow() }
-func (tb *runTB) FailNow()                          { tb.Fail(); runtime.Goexit() }
-func (tb *runTB) Fail() {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	tb.fail = true
-}
-func (tb *runTB) Failed() bool {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	return tb.fail
-}
-
-func (tb *runTB) firstError() string {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	if len(tb.errs) == 0 {
-		return ""
-	}
-	return strings.SplitN(tb.errs[0], "\n", 2)[0]
-}
-
-var seedInReport = regexp.MustCompile(`-rapid\.seed=(\d+)`)
-
-// failingSeed is the seed rapid reported for the failing check.
-func (tb *runTB) failingSeed() (uint64, bool) {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	for _, e := range tb.errs {
-		if m := seedInReport.FindStringSubmatch(e); m != nil {
-			n, err := strconv.ParseUint(m[1], 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
+	return rep, ctx.Err()
 }

@@ -71,14 +71,20 @@ const (
 	//     retries and late those of third and later retries (second and
 	//     later when fewer than 4 third ones), and floor the shortest gap
 	//     seen (the connection overhead). The delays grow when
-	//     median(late) ≥ median(early) + 1ms and median(late) − floor ≥
-	//     1.5 × (median(early) − floor).
-	//   - Jitter, pooled likewise: for each retry number with at least 4
-	//     gaps, whose median is at least 2ms, the interquartile range; the
-	//     delays are jittered when at least one of these is at least
-	//     max(1ms, median/4). Delays that agree to the millisecond across
+	//     median(late) ≥ median(early) + 1ms, median(late) ≥ 1.25 ×
+	//     median(early) and median(late) − floor ≥ 1.5 × (median(early) −
+	//     floor).
+	//   - Jitter, pooled likewise: a retry number with at least 4 gaps,
+	//     whose median m is at least 2ms, is spread when fewer than half
+	//     of its gaps lie within max(1ms, m/8) of m (plain backoff clusters
+	//     its waits around one value, and timing noise moves a few of
+	//     them, not most); the delays are jittered when at least half of
+	//     the retry numbers judged are spread. Delays that agree across
 	//     operations (plain exponential backoff) fail: clients that failed
 	//     together would retry together.
+	//
+	// client-backoff and client-bounded, which judge time, run after the
+	// other checks, and at most four of their trials overlap.
 	//
 	// Gaps after an answer with Retry-After are judged only by the first
 	// rule. Besides the drawn trials (a Retry-After in a few percent of
@@ -107,6 +113,13 @@ const (
 	// value to compare.
 	ClientKeyNoPII ID = "client-key-no-pii"
 )
+
+// judgesTime reports whether check id judges the timing of retries.
+func judgesTime(id ID) bool { return id == ClientBackoff || id == ClientBounded }
+
+// timingWidth is how many trials of a check that judges time overlap: a
+// burst of trials starting at once disturbs each other's clocks.
+const timingWidth = 4
 
 // RetryAfterTolerance is how much sooner than Retry-After a retry may come
 // (timers and clocks are not exact).
@@ -151,6 +164,15 @@ type ClientConfig struct {
 	Name string
 	// Checks to run; nil means ClientChecks().
 	Checks []ID
+	// Trials is the number of trials per check; 0 means rapid's
+	// -rapid.checks (default 100), or no limit when Budget is set. Seed,
+	// Budget, Parallel, Slots and ShrinkTime are as in [Config].
+	Trials     int
+	Seed       uint64
+	Budget     time.Duration
+	Parallel   int
+	Slots      *Slots
+	ShrinkTime time.Duration
 	// Ops is the number of operations per trial (default 3).
 	Ops int
 	// MaxAttempts bounds the attempts of one operation (client-bounded,
@@ -168,9 +190,20 @@ type ClientConfig struct {
 	Progress func(Progress)
 	// Attempts, when set, receives one line per attempt received.
 	Attempts io.Writer
+
+	// resolved by withDefaults
+	checks     int
+	seed       uint64
+	slots      *Slots
+	shrinkTime time.Duration
 }
 
 func (c ClientConfig) withDefaults() (ClientConfig, error) {
+	search := Config{Checks: c.Trials, Seed: c.Seed, Budget: c.Budget, Parallel: c.Parallel, Slots: c.Slots, ShrinkTime: c.ShrinkTime}.withSearchDefaults()
+	c.checks, c.seed, c.slots, c.shrinkTime = search.Checks, search.Seed, search.Slots, search.ShrinkTime
+	if c.checks == 0 {
+		c.checks = unbounded
+	}
 	if c.Name == "" {
 		c.Name = "client"
 	}
@@ -202,135 +235,158 @@ func (c ClientConfig) withDefaults() (ClientConfig, error) {
 	return c, nil
 }
 
-// clientSession is the capture endpoint behind its proxy, for a whole run.
-// Trials hold mu: the operations of one trial, and trials, run one at a
-// time.
+// clientSession is one capture endpoint behind its own proxy. A session
+// runs one trial at a time (its capture attributes every attempt to the
+// running trial); overlapping trials each take their own.
 type clientSession struct {
 	op      ClientOp
 	cfg     ClientConfig
 	capture *harness.Capture
 	proxy   faults.Proxy
 	baseURL string
-
-	mu sync.Mutex
+	trials  int // names the trials' paths
 }
 
-// openClient starts the capture endpoint and its proxy (and the embedded
-// Toxiproxy when cfg has no backend).
-func openClient(ctx context.Context, op ClientOp, cfg ClientConfig) (*clientSession, func(), error) {
+// clientCertification is a wrapper under certification: its sessions and
+// settings.
+type clientCertification struct {
+	op      ClientOp
+	cfg     ClientConfig
+	backend faults.Backend
+	nonce   string
+	free    chan *clientSession
+
+	mu       sync.Mutex
+	all      []*clientSession
+	made     int // names the sessions' proxies
+	closeAll func()
+}
+
+// beginClient prepares a client certification (and the embedded Toxiproxy
+// when cfg has no backend); sessions start as trials need them.
+func beginClient(op ClientOp, cfg ClientConfig) (*clientCertification, error) {
 	if op == nil {
-		return nil, nil, errors.New("client certification: nil ClientOp")
+		return nil, errors.New("client certification: nil ClientOp")
 	}
-	backend := cfg.Backend
-	closeBackend := func() {}
-	if backend == nil {
-		e := faults.NewEmbedded()
-		backend, closeBackend = e, func() { _ = e.Close(context.Background()) }
-	}
-	capture, err := harness.NewCapture()
+	cfg, err := cfg.withDefaults()
 	if err != nil {
-		closeBackend()
-		return nil, nil, err
+		return nil, err
+	}
+	c := &clientCertification{op: op, cfg: cfg, backend: cfg.Backend, free: make(chan *clientSession, 1024), closeAll: func() {}}
+	if c.backend == nil {
+		e := faults.NewEmbedded()
+		c.backend, c.closeAll = e, func() { _ = e.Close(context.Background()) }
 	}
 	var nonce [4]byte
 	_, _ = rand.Read(nonce[:])
-	p, err := backend.NewProxy(ctx, "onceproof-client-"+hex.EncodeToString(nonce[:]), capture.Addr())
-	if err != nil {
-		_ = capture.Close()
-		closeBackend()
-		return nil, nil, fmt.Errorf("client certification: proxy: %w", err)
-	}
-	s := &clientSession{op: op, cfg: cfg, capture: capture, proxy: p, baseURL: "http://" + p.Addr()}
-	return s, func() {
-		_ = p.Close(context.Background())
-		_ = capture.Close()
-		closeBackend()
-	}, nil
+	c.nonce = hex.EncodeToString(nonce[:])
+	return c, nil
 }
 
-// CertifyClient certifies the wrapper that op drives, one subtest per check
-// (cfg.Checks), each a rapid property: rapid's -rapid.checks and
-// -rapid.seed flags apply. A check that could not be shown (the wrapper made
-// no attempt, or the situation it needs never arose) fails the subtest as
+// get returns a free session, starting one (capture endpoint and proxy)
+// when none is free.
+func (c *clientCertification) get(ctx context.Context) (*clientSession, error) {
+	select {
+	case s := <-c.free:
+		return s, nil
+	default:
+	}
+	capture, err := harness.NewCapture()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.made++
+	name := fmt.Sprintf("onceproof-client-%s-%d", c.nonce, c.made)
+	c.mu.Unlock()
+	p, err := c.backend.NewProxy(ctx, name, capture.Addr())
+	if err != nil {
+		_ = capture.Close()
+		return nil, fmt.Errorf("client certification: proxy: %w", err)
+	}
+	s := &clientSession{op: c.op, cfg: c.cfg, capture: capture, proxy: p, baseURL: "http://" + p.Addr()}
+	c.mu.Lock()
+	c.all = append(c.all, s)
+	c.mu.Unlock()
+	return s, nil
+}
+
+func (c *clientCertification) put(s *clientSession) { c.free <- s }
+
+func (c *clientCertification) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.all {
+		_ = s.proxy.Close(context.Background())
+		_ = s.capture.Close()
+	}
+	c.all = nil
+	c.closeAll()
+}
+
+// CertifyClient certifies the wrapper that op drives, one parallel subtest
+// per check (cfg.Checks), grouped under the wrapper's name. rapid's
+// -rapid.checks, -rapid.seed and -rapid.shrinktime flags apply unless cfg
+// sets them. A check that could not be shown (the wrapper made no attempt,
+// or the situation it needs never arose) fails the subtest as
 // inconclusive, never passes.
 func CertifyClient(t *testing.T, op ClientOp, cfgs ...ClientConfig) {
 	t.Helper()
 	var cfg ClientConfig
-	if len(cfgs) > 0 {
+	switch len(cfgs) {
+	case 0:
+	case 1:
 		cfg = cfgs[0]
+	default:
+		t.Fatalf("onceproof: CertifyClient takes at most one ClientConfig, got %d", len(cfgs))
 	}
-	cfg, err := cfg.withDefaults()
+	c, err := beginClient(op, cfg)
 	if err != nil {
 		t.Fatalf("onceproof: %v", err)
 	}
-	ctx := t.Context()
-	s, closeAll, err := openClient(ctx, op, cfg)
-	if err != nil {
-		t.Fatalf("onceproof: %v", err)
-	}
-	t.Cleanup(closeAll)
-	for _, id := range cfg.Checks {
-		t.Run(string(id), func(t *testing.T) {
-			rec := &clientRecorder{began: time.Now()}
-			if !s.probe(ctx, id, rec) {
-				rapid.Check(t, s.property(ctx, id, rec))
-			}
-			rep := rec.verdict(id)
-			switch {
-			case rep.Verdict == harness.Inconclusive:
-				t.Errorf("onceproof: %s is inconclusive: %s", id, rep.Reason)
-			case rep.Verdict == harness.Fail && !t.Failed():
-				// A failure rapid did not see: the Retry-After probe, or
-				// the pooled backoff rules.
-				t.Errorf("onceproof: %s failed: %s\n%s", id, rep.Reason, rep.Counterexample)
-			}
-		})
-	}
+	defer c.close()
+	t.Run(c.cfg.Name, func(t *testing.T) {
+		for _, id := range c.cfg.Checks {
+			t.Run(string(id), func(t *testing.T) {
+				if !judgesTime(id) {
+					t.Parallel() // the checks that judge time run alone, first
+				}
+				rep := c.check(t.Context(), id)
+				switch rep.Verdict {
+				case harness.Inconclusive:
+					t.Errorf("onceproof: %s is inconclusive: %s", id, rep.Reason)
+				case harness.Fail:
+					t.Errorf("onceproof: %s failed after %s: %s\n%s\nreplay: go test -run '%s' -rapid.seed=%d -rapid.checks=%d",
+						id, harness.Plural(rep.Checks, "check"), rep.Reason, rep.Counterexample, runPattern(t.Name()), rep.Seed, c.cfg.checks)
+				}
+			})
+		}
+	})
 }
 
 // RunClient certifies the wrapper that op drives outside go test (the CLI's
-// certify-client). Like [Run], it uses rapid's settings as set on the flag
-// package's command line. The report has one scenario per check; an error
-// means the harness itself could not run (or ctx ended).
+// certify-client): its checks run at once, their trials overlapping up to
+// cfg's slots. The report has one scenario per check; an error means the
+// harness itself could not run (or ctx ended).
 func RunClient(ctx context.Context, op ClientOp, cfg ClientConfig) (harness.ToolReport, error) {
 	start := time.Now()
-	cfg, err := cfg.withDefaults()
-	rep := harness.ToolReport{Name: cfg.Name}
+	c, err := beginClient(op, cfg)
 	if err != nil {
-		rep.Error = err.Error()
+		rep := harness.ToolReport{Name: cfg.Name, Error: err.Error()}
 		return rep, err
 	}
-	s, closeAll, err := openClient(ctx, op, cfg)
-	if err != nil {
-		rep.Error = err.Error()
-		return rep, err
-	}
-	defer closeAll()
-	seed := rapidSeed()
-	for _, id := range cfg.Checks {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		rec := &clientRecorder{began: time.Now()}
-		tb := &runTB{name: cfg.Name + "/" + string(id)}
-		tb.run(func() {
-			if !s.probe(ctx, id, rec) {
-				rapid.Check(tb, s.property(ctx, id, rec))
+	defer c.close()
+	rep := harness.ToolReport{Name: c.cfg.Name, Scenarios: make([]harness.ScenarioReport, len(c.cfg.Checks))}
+	// The checks that judge time run after the others, on a quieter
+	// machine.
+	for _, timing := range []bool{false, true} {
+		var wg sync.WaitGroup
+		for i, id := range c.cfg.Checks {
+			if judgesTime(id) == timing {
+				wg.Go(func() { rep.Scenarios[i] = c.check(ctx, id) })
 			}
-		})
-		rec.duration = time.Since(rec.began)
-		sr := rec.verdict(id)
-		sr.Seed = seed
-		if failing, ok := tb.failingSeed(); ok {
-			sr.Seed = failing
 		}
-		if sr.Verdict == harness.Pass && tb.Failed() && rec.err() == nil {
-			sr.Verdict, sr.Passed, sr.Reason = harness.Inconclusive, false, "rapid: "+tb.firstError()
-		}
-		if cfg.Repro != nil && sr.Verdict == harness.Fail {
-			sr.Repro = cfg.Repro(id, sr.Seed)
-		}
-		rep.Scenarios = append(rep.Scenarios, sr)
+		wg.Wait()
 	}
 	if err := ctx.Err(); err != nil {
 		return rep, err
@@ -340,162 +396,136 @@ func RunClient(ctx context.Context, op ClientOp, cfg ClientConfig) (harness.Tool
 	return rep, nil
 }
 
-// property is the rapid property of client check id.
-func (s *clientSession) property(ctx context.Context, id ID, rec *clientRecorder) func(*rapid.T) {
-	return func(t *rapid.T) {
-		plan := drawClientPlan(t, id, s.cfg)
-		if err := rec.err(); err != nil {
-			t.Fatalf("harness error: %v", err)
-		}
-		run, err := s.run(ctx, plan)
-		if err != nil {
-			rec.setErr(err)
-			t.Fatalf("harness error: %v", err)
-		}
-		j := judgeClient(id, run, s.cfg)
-		ce := s.record(id, rec, run, j)
-		if ce != nil {
-			// rapid shrinks only towards the same kind of failure.
-			t.Log("onceproof counterexample:\n" + ce.String())
-			t.Fatal("onceproof violation: " + j.kind)
-		}
-	}
-}
-
-// probe runs client-backoff's fixed Retry-After trial (other checks have
-// none) and reports whether it settled the verdict (a failure or a harness
-// error), so that no drawn trial needs to run.
-func (s *clientSession) probe(ctx context.Context, id ID, rec *clientRecorder) bool {
-	if id != ClientBackoff {
-		return false
-	}
-	run, err := s.run(ctx, retryAfterProbe())
-	if err != nil {
-		rec.setErr(err)
-		return true
-	}
-	j := judgeClient(id, run, s.cfg)
-	return s.record(id, rec, run, j) != nil
-}
-
-// record adds a judged trial to rec, logs its attempts and reports
-// progress; it returns the counterexample of a violation.
-func (s *clientSession) record(id ID, rec *clientRecorder, run *clientRun, j clientJudgement) *harness.Counterexample {
-	log := run.attemptLog()
-	if s.cfg.Attempts != nil {
-		for i, a := range log {
-			fmt.Fprintf(s.cfg.Attempts, "%s/%s %s %s\n", s.cfg.Name, id, a.Line(), run.describe(i))
-		}
-	}
-	rec.mu.Lock()
-	var ce *harness.Counterexample
-	if !rec.failed {
-		rec.checks++
-		rec.attempts += run.writes()
-		if rec.opErr == "" {
-			rec.opErr = run.firstOpError()
-		}
-		if j.invalid == "" {
-			rec.valid++
-			rec.gaps = append(rec.gaps, j.gaps...)
-			if j.violation == "" && len(j.gaps) > rec.evidenceGaps {
-				rec.evidence = &harness.Counterexample{Plan: run.plan.String(), Attempts: log, Effects: run.effects()}
-				rec.evidenceGaps = len(j.gaps)
-			}
-		} else if rec.invalid == "" {
-			rec.invalid = j.invalid
-		}
-	}
-	if j.violation != "" {
-		ce = &harness.Counterexample{Plan: run.plan.String(), Violation: j.violation, Attempts: log, Effects: run.effects()}
-		rec.failed, rec.failure = true, ce
-	}
-	p := Progress{Tool: s.cfg.Name, Scenario: id, Checks: rec.checks, Valid: rec.valid, Shrinking: rec.failed, Elapsed: time.Since(rec.began)}
-	rec.mu.Unlock()
-	if s.cfg.Progress != nil {
-		s.cfg.Progress(p)
-	}
-	return ce
-}
-
-// clientRecorder collects what the trials of one client check measured.
-// Counts stop at the first failure, so shrinking runs do not inflate them.
-type clientRecorder struct {
-	mu       sync.Mutex
-	checks   int
-	valid    int
-	invalid  string // the first reason a trial did not count
-	attempts int    // write attempts received over all trials
+// clientEvidence is what a client trial adds to its check's pooled
+// verdict.
+type clientEvidence struct {
+	attempts int    // write attempts received
 	opErr    string // the first error an operation returned
-	failed   bool
-	failure  *harness.Counterexample // the last (smallest) failing trial
-	harness  error
-	began    time.Time
-	duration time.Duration
-	// gaps are client-backoff's samples from the valid trials; evidence is
-	// the valid trial with the most of them, shown when the pooled rules
-	// fail.
-	gaps         []clientGap
-	evidence     *harness.Counterexample
-	evidenceGaps int
+	gaps     []clientGap
+	trial    *harness.Counterexample // the trial, for client-backoff's evidence
 }
 
-func (r *clientRecorder) err() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.harness
-}
-
-func (r *clientRecorder) setErr(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.harness == nil {
-		r.harness = err
+// trial runs one client plan on a free session and judges it.
+func (c *clientCertification) trial(ctx context.Context, id ID, plan clientPlan) outcome {
+	s, err := c.get(ctx)
+	if err != nil {
+		return outcome{err: err}
 	}
+	defer c.put(s)
+	run, err := s.run(ctx, plan)
+	if err != nil {
+		return outcome{err: err}
+	}
+	log := run.attemptLog()
+	if c.cfg.Attempts != nil {
+		for i, a := range log {
+			c.printf("%s/%s %s %s\n", c.cfg.Name, id, a.Line(), run.describe(i))
+		}
+	}
+	j := judgeClient(id, run, c.cfg)
+	o := outcome{invalid: j.invalid, violation: j.violation, kind: j.kind}
+	ev := clientEvidence{attempts: run.writes(), opErr: run.firstOpError(), gaps: j.gaps}
+	if j.violation != "" || (id == ClientBackoff && len(j.gaps) > 0) {
+		ce := &harness.Counterexample{Plan: run.plan.String(), Violation: j.violation, Attempts: log, Effects: run.effects()}
+		if j.violation != "" {
+			o.ce = ce
+		} else {
+			ev.trial = ce
+		}
+	}
+	o.extra = ev
+	return o
 }
 
-// verdict turns what r measured into check id's report. A check passes only
-// if no trial failed, the wrapper made attempts, at least half of the trials
-// (and at least one) had the situation the check needs, and, for
-// client-backoff, the pooled growth and jitter rules hold.
-func (r *clientRecorder) verdict(id ID) harness.ScenarioReport {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rep := harness.ScenarioReport{ID: string(id), Checks: r.checks, ValidTrials: r.valid, Duration: r.duration}
-	switch {
-	case r.harness != nil:
-		rep.Verdict = harness.Inconclusive
-		rep.Reason = fmt.Sprintf("harness error: %v", r.harness)
-	case r.failed:
-		rep.Verdict = harness.Fail
-		rep.Reason = r.failure.Violation
-		rep.Counterexample = r.failure
-	case r.attempts == 0:
-		rep.Verdict = harness.Inconclusive
-		rep.Reason = fmt.Sprintf("the wrapper made no attempt in %d trials, so nothing was shown (does it send to the URL it is given?)", r.checks)
-		if r.opErr != "" {
-			rep.Reason += "; the first operation returned: " + r.opErr
-		}
-	case r.valid == 0 || r.valid*2 < r.checks:
-		rep.Verdict = harness.Inconclusive
-		rep.Reason = fmt.Sprintf("only %d of %d trials had the situation %s needs (first: %s); nothing was shown", r.valid, r.checks, id, r.invalid)
-	default:
-		rep.Verdict = harness.Pass
-		if id == ClientBackoff {
-			violation, unknown := pooledBackoff(r.gaps, r.valid)
-			switch {
-			case violation != "":
-				rep.Verdict, rep.Reason = harness.Fail, violation
-				ce := harness.Counterexample{Plan: "pooled over the valid trials"}
-				if r.evidence != nil {
-					ce = *r.evidence
-					ce.Plan = "pooled over the valid trials; the one with the most retries: " + ce.Plan
-				}
-				ce.Violation = violation
-				rep.Counterexample = &ce
-			case unknown != "":
-				rep.Verdict, rep.Reason = harness.Inconclusive, unknown
+func (c *clientCertification) printf(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fmt.Fprintf(c.cfg.Attempts, format, args...)
+}
+
+// check runs client check id: for client-backoff first its fixed
+// Retry-After probe, then the drawn trials, and judges them together.
+func (c *clientCertification) check(ctx context.Context, id ID) harness.ScenarioReport {
+	began := time.Now()
+	if id == ClientBackoff {
+		if o := c.trial(ctx, id, retryAfterProbe()); o.err != nil || o.violation != "" {
+			f := found{checks: 1, seed: c.cfg.seed, err: o.err, failure: o.ce, duration: time.Since(began)}
+			if o.err == nil {
+				f.shrink = shrinkUnconfirmed
+				f.failure.Shrink = "a fixed trial, not drawn: nothing to shrink"
 			}
+			return c.verdict(id, f)
+		}
+	}
+	s := &search[clientPlan]{
+		tool: c.cfg.Name, id: id, checks: c.cfg.checks, seed: c.cfg.seed, slots: c.cfg.slots,
+		shrinkTime: c.cfg.shrinkTime, progress: c.cfg.Progress,
+		plan: func(t *rapid.T) clientPlan { return drawClientPlan(t, id, c.cfg) },
+		run:  func(ctx context.Context, p clientPlan) outcome { return c.trial(ctx, id, p) },
+	}
+	if judgesTime(id) {
+		s.width = timingWidth // few of their trials overlap
+	}
+	f := s.do(ctx)
+	f.duration = time.Since(began)
+	rep := c.verdict(id, f)
+	if c.cfg.Repro != nil && rep.Verdict == harness.Fail {
+		rep.Repro = c.cfg.Repro(id, rep.Seed)
+	}
+	return rep
+}
+
+// verdict turns what check id's search found into its report. A check
+// passes only if no trial failed, the wrapper made attempts, at least half
+// of the trials (and at least one) had the situation the check needs, and,
+// for client-backoff, the pooled growth and jitter rules hold.
+func (c *clientCertification) verdict(id ID, f found) harness.ScenarioReport {
+	var (
+		attempts     int
+		opErr        string
+		gaps         []clientGap
+		evidence     *harness.Counterexample
+		evidenceGaps int
+	)
+	for _, o := range f.outcomes {
+		ev, _ := o.extra.(clientEvidence)
+		attempts += ev.attempts
+		if opErr == "" {
+			opErr = ev.opErr
+		}
+		if o.invalid == "" && o.err == nil {
+			gaps = append(gaps, ev.gaps...)
+			if ev.trial != nil && len(ev.gaps) > evidenceGaps {
+				evidence, evidenceGaps = ev.trial, len(ev.gaps)
+			}
+		}
+	}
+	rep := f.verdict(id)
+	if rep.Verdict == harness.Fail || f.err != nil || f.interrupted {
+		return rep
+	}
+	switch {
+	case attempts == 0:
+		rep.Verdict, rep.RuledOut = harness.Inconclusive, 0
+		rep.Reason = fmt.Sprintf("the wrapper made no attempt in %s, so nothing was shown (does it send to the URL it is given?)", harness.Plural(f.checks, "trial"))
+		if opErr != "" {
+			rep.Reason += "; the first operation returned: " + opErr
+		}
+	case rep.Verdict != harness.Pass:
+	case id == ClientBackoff:
+		violation, unknown := pooledBackoff(gaps, f.valid)
+		switch {
+		case violation != "":
+			rep.Verdict, rep.Reason, rep.RuledOut = harness.Fail, violation, 0
+			ce := harness.Counterexample{Plan: "pooled over the valid trials"}
+			if evidence != nil {
+				ce = *evidence
+				ce.Plan = "pooled over the valid trials; the one with the most retries: " + ce.Plan
+			}
+			ce.Violation = violation
+			rep.Counterexample = &ce
+		case unknown != "":
+			rep.Verdict, rep.Reason, rep.RuledOut = harness.Inconclusive, unknown, 0
 		}
 	}
 	rep.Passed = rep.Verdict == harness.Pass

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -345,7 +346,7 @@ const (
 	backoffMinSamples = 4
 	backoffMinGrowth  = time.Millisecond
 	jitterMinMedian   = 2 * time.Millisecond
-	jitterMinIQR      = time.Millisecond
+	jitterMinBand     = time.Millisecond
 )
 
 // pooledBackoff applies client-backoff's growth and jitter rules to the
@@ -378,18 +379,17 @@ func pooledBackoff(gaps []clientGap, trials int) (violation, unknown string) {
 			len(early), len(late), trials, backoffMinSamples)
 	}
 	me, ml := median(early), median(late)
-	if ml-me < backoffMinGrowth || 2*(ml-floor) < 3*(me-floor) {
-		return fmt.Sprintf("retry delays do not grow: over %d trials the median wait before a first retry was %s and before retry %d or later %s (the fastest retry: %s); want the later median at least %s longer and, above the fastest, 1.5× the first",
+	if ml-me < backoffMinGrowth || 4*ml < 5*me || 2*(ml-floor) < 3*(me-floor) {
+		return fmt.Sprintf("retry delays do not grow: over %d trials the median wait before a first retry was %s and before retry %d or later %s (the fastest retry: %s); want the later median at least %s longer, 1.25× the first and, above the fastest, 1.5× the first",
 			trials, roundGap(me), from, roundGap(ml), roundGap(floor), backoffMinGrowth), ""
 	}
-	retries := make([]int, 0, len(byRetry))
-	for k := range byRetry {
-		retries = append(retries, k)
-	}
-	sort.Ints(retries)
-	judged := false
+	// Jitter is judged at every retry number with enough waits: plain
+	// backoff clusters its waits around one value (timing noise moves a
+	// few of them, not most), jittered backoff spreads them. At least half
+	// of the retry numbers must be spread.
+	var judged, spread int
 	var tightest string
-	for _, k := range retries {
+	for _, k := range slices.Sorted(maps.Keys(byRetry)) {
 		g := byRetry[k]
 		if len(g) < backoffMinSamples {
 			continue
@@ -398,20 +398,28 @@ func pooledBackoff(gaps []clientGap, trials int) (violation, unknown string) {
 		if m < jitterMinMedian {
 			continue
 		}
-		judged = true
-		iqr := quantile(g, 0.75) - quantile(g, 0.25)
-		if iqr >= max(jitterMinIQR, m/4) {
-			return "", ""
+		judged++
+		band := max(jitterMinBand, m/8)
+		near := 0
+		for _, x := range g {
+			if x >= m-band && x <= m+band {
+				near++
+			}
 		}
-		if tightest == "" {
-			tightest = fmt.Sprintf("retry %d: median %s, interquartile range %s over %d waits", k, roundGap(m), roundGap(iqr), len(g))
+		if 2*near < len(g) {
+			spread++
+		} else if tightest == "" {
+			tightest = fmt.Sprintf("retry %d: %d of %d waits within %s of their median %s", k, near, len(g), roundGap(band), roundGap(m))
 		}
 	}
-	if !judged {
+	if judged == 0 {
 		return "", fmt.Sprintf("retry delays too short to judge jitter: no retry number had %d waits with a median of %s or more", backoffMinSamples, jitterMinMedian)
 	}
-	return fmt.Sprintf("retry delays are not jittered: at every retry number the waits agree within max(%s, a quarter of their median) (%s): clients that failed together retry together",
-		jitterMinIQR, tightest), ""
+	if 2*spread >= judged {
+		return "", ""
+	}
+	return fmt.Sprintf("retry delays are not jittered: at %d of %d retry numbers most waits lie within max(%s, an eighth of their median) of the median (%s): clients that failed together retry together",
+		judged-spread, judged, jitterMinBand, tightest), ""
 }
 
 func median(d []time.Duration) time.Duration { return quantile(d, 0.5) }

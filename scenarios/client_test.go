@@ -378,13 +378,9 @@ func TestClientProgressAndAttemptLog(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, harness.Pass, r.Scenarios[0].Verdict)
 	require.Len(t, events, 3)
-	require.Equal(t, scenarios.Progress{Tool: "w", Scenario: scenarios.ClientKeyPresent, Checks: 3, Valid: 3}, func() scenarios.Progress {
-		p := events[2]
-		p.Elapsed = 0
-		return p
-	}())
+	require.Equal(t, scenarios.Progress{Tool: "w", Scenario: scenarios.ClientKeyPresent, Checks: 3, Valid: 3}, events[2])
 	require.Contains(t, log.String(), "w/client-key-present #1 op-1")
-	require.Regexp(t, `POST /tickets conn=c\d+ key "[0-9a-f-]{36}" body="{\\"subject\\":\\"op 1\\"`, log.String())
+	require.Regexp(t, `POST /onceproof/t\d+/1/tickets conn=c\d+ key "[0-9a-f-]{36}" body="{\\"subject\\":\\"op 1\\"`, log.String())
 }
 
 func TestExecClientOp(t *testing.T) {

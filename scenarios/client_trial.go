@@ -48,10 +48,16 @@ type clientRun struct {
 	log    []harness.Captured
 }
 
-// trialState attributes attempts to operations while a trial runs.
+// trialState attributes attempts to operations while a trial runs. Each
+// operation gets its own base URL, /onceproof/<trial>/<op>: an attempt on
+// such a path belongs to that operation (or, with another trial's token, to
+// no operation of this trial); an attempt on any other path (a wrapper
+// that keeps only the host) belongs to the operation running when it
+// arrived.
 type trialState struct {
 	plan        clientPlan
 	maxAttempts int
+	token       string // this trial's path token
 
 	mu      sync.Mutex
 	active  int // index of the running operation, -1 between operations
@@ -65,7 +71,14 @@ func (st *trialState) answer(c *harness.Captured) harness.CaptureAnswer {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	i := st.active
-	if i < 0 {
+	if token, op, ok := pathOp(c.Path); ok {
+		if token != st.token || op < 0 || op >= len(st.plan.ops) || op > st.last {
+			// A straggler of an earlier trial: no operation of this one.
+			return harness.CaptureAnswer{Kind: harness.CaptureStatus, Status: 503}
+		}
+		c.Late = op != st.active
+		i = op
+	} else if i < 0 {
 		if st.last < 0 {
 			// A straggler of an earlier trial: no operation of this one.
 			return harness.CaptureAnswer{Kind: harness.CaptureStatus, Status: 503}
@@ -84,9 +97,8 @@ func (st *trialState) answer(c *harness.Captured) harness.CaptureAnswer {
 // run executes plan: its operations one after the other, each through s.op.
 // An error is the harness's (or ctx's), never the wrapper's.
 func (s *clientSession) run(ctx context.Context, plan clientPlan) (*clientRun, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := &trialState{plan: plan, maxAttempts: s.cfg.MaxAttempts, active: -1, last: -1,
+	s.trials++
+	st := &trialState{plan: plan, maxAttempts: s.cfg.MaxAttempts, active: -1, last: -1, token: "t" + strconv.Itoa(s.trials),
 		counts: make([]int, len(plan.ops)), cancels: make([]context.CancelCauseFunc, len(plan.ops))}
 	s.capture.Take() // stragglers of earlier trials
 	r := &clientRun{plan: plan, origin: time.Now(), ops: make([]clientOpRun, len(plan.ops))}
@@ -131,7 +143,8 @@ func (s *clientSession) call(ctx context.Context, st *trialState, i int) clientO
 	st.mu.Unlock()
 	run.began = time.Now()
 	done := make(chan error, 1)
-	go func() { done <- callSafely(opCtx, s.op, s.baseURL, run.plan.n) }()
+	base := fmt.Sprintf("%s/onceproof/%s/%d", s.baseURL, st.token, i+1)
+	go func() { done <- callSafely(opCtx, s.op, base, run.plan.n) }()
 	select {
 	case run.err = <-done:
 	case <-opCtx.Done():
@@ -150,6 +163,24 @@ func (s *clientSession) call(ctx context.Context, st *trialState, i int) clientO
 	st.active, st.cancels[i] = -1, nil
 	st.mu.Unlock()
 	return run
+}
+
+// pathOp reads the trial token and operation index from a path under an
+// operation's base URL.
+func pathOp(path string) (token string, op int, ok bool) {
+	rest, ok := strings.CutPrefix(path, "/onceproof/")
+	if !ok {
+		return "", 0, false
+	}
+	parts := strings.SplitN(rest, "/", 3)
+	if len(parts) < 2 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return "", 0, false
+	}
+	return parts[0], n - 1, true
 }
 
 // callSafely calls op, turning a panic into an error.

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"pgregory.net/rapid"
@@ -14,15 +15,20 @@ import (
 // concurrentDuplicate: attempts with one key arrive at the tool together,
 // either n of them released through a barrier (a hold on the proxy), or a
 // timed-out original held until its retry is sent.
-func concurrentDuplicate(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, error) {
+func concurrentDuplicate(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, error) {
 	seed := drawSeed(t, "payload")
 	overlap := rapid.Bool().Draw(t, "held-original")
 	n := 2
-	var retryDelay time.Duration
+	var retryDelay, deadline time.Duration
 	var plan string
 	if overlap {
+		deadline = drawDeadline(t, tool.Timeout(), "deadline-original")
 		retryDelay = drawDelay(t, 0, cfg.MaxBackoff, "delay-retry")
-		plan = fmt.Sprintf("original held past the caller's timeout, retry after %s, both released together", retryDelay)
+		gives := fmt.Sprintf("%s after sending", deadline)
+		if deadline == 0 {
+			gives = fmt.Sprintf("at its timeout (%s)", tool.Timeout())
+		}
+		plan = fmt.Sprintf("original held until its caller gives up %s, retry after %s, both released together", gives, retryDelay)
 	} else {
 		n = rapid.IntRange(2, 16).Draw(t, "duplicates")
 		plan = fmt.Sprintf("%d identical attempts released together through a barrier", n)
@@ -53,6 +59,7 @@ func concurrentDuplicate(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (r
 		var (
 			wg       sync.WaitGroup
 			written  sync.WaitGroup
+			torn     atomic.Bool
 			attempts = make([]harness.Attempt, n)
 		)
 		launch := func(i int, fault string, delay time.Duration) {
@@ -60,14 +67,23 @@ func concurrentDuplicate(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (r
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				attempts[i] = tr.send(call, fault, delay, written.Done)
+				attempts[i] = tr.send(call, fault, delay, 0, func(whole bool) {
+					if !whole {
+						torn.Store(true)
+					}
+					written.Done()
+				})
 			}()
 		}
 		if overlap {
 			// The original meets its deadline while held: the caller gives up.
-			attempts[0] = tr.send(call, "hold (original)", 0, nil)
-			if attempts[0].Outcome == harness.OK {
+			sent := false
+			attempts[0] = tr.send(call, "hold (original)", 0, deadline, func(whole bool) { sent = whole })
+			switch {
+			case attempts[0].Outcome == harness.OK:
 				res.invalid = fmt.Sprintf("attempt %d: the held original got a response before release", attempts[0].N)
+			case !sent:
+				res.invalid = fmt.Sprintf("attempt %d: the original was not sent whole before its caller gave up", attempts[0].N)
 			}
 			if err := tr.sleep(retryDelay); err != nil {
 				return res, err
@@ -78,7 +94,7 @@ func concurrentDuplicate(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (r
 				launch(i, "hold (barrier)", 0)
 			}
 		}
-		if !waitTimeout(&written, tr.s.Tool().Timeout()) && res.invalid == "" {
+		if (!waitTimeout(&written, tr.s.Tool().Timeout()) || torn.Load()) && res.invalid == "" {
 			res.invalid = "not every attempt was sent before the release"
 		}
 		releaseAt := time.Since(tr.origin)
@@ -88,7 +104,7 @@ func concurrentDuplicate(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (r
 		}
 		wg.Wait()
 
-		winner := ""
+		winner, acked := "", false
 		for _, a := range attempts {
 			if a.Outcome == harness.OK && a.End < releaseAt && res.invalid == "" {
 				res.invalid = fmt.Sprintf("attempt %d got a response before the release: the hold did not fire", a.N)
@@ -96,15 +112,16 @@ func concurrentDuplicate(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (r
 			switch {
 			case a.Outcome != harness.OK:
 			case is2xx(a.Status):
+				acked = true
 				if winner == "" {
 					winner = a.ResultID
 				} else if a.ResultID != winner && res.violation == "" {
-					res.violation = fmt.Sprintf("attempt %d returned result_id %q, another 2xx %q: duplicates must share one result", a.N, a.ResultID, winner)
+					res.failf("attempt %d returned result_id %q, another 2xx %q: duplicates must share one result", a.N, a.ResultID, winner)
 				}
 			case a.Status == 409:
 			default:
 				if res.violation == "" {
-					res.violation = fmt.Sprintf("attempt %d returned %d while a duplicate was in flight, want 2xx or 409", a.N, a.Status)
+					res.failf("attempt %d returned %d while a duplicate was in flight, want 2xx or 409", a.N, a.Status)
 				}
 			}
 		}
@@ -118,18 +135,18 @@ func concurrentDuplicate(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (r
 			return res, err
 		}
 		res.effects = []harness.Effect{e}
-		if v := exactly(e); v != "" {
-			res.violation = v
+		acked = acked || (settle.Outcome == harness.OK && is2xx(settle.Status))
+		if res.judgeCount(e, acked, tr.seen(), "") {
 			return res, nil
 		}
 		switch {
-		case res.violation != "":
+		case res.violation != "", res.invalid != "" && e.Count != e.Want:
 		case settle.Outcome != harness.OK:
 			res.invalid = fmt.Sprintf("attempt %d: the settle retry got no response: %s", settle.N, settle.Error)
 		case !is2xx(settle.Status):
-			res.violation = fmt.Sprintf("attempt %d: the settle retry returned %d, want 2xx with the winner's result", settle.N, settle.Status)
+			res.failf("attempt %d: the settle retry returned %d, want 2xx with the winner's result", settle.N, settle.Status)
 		case winner != "" && settle.ResultID != winner:
-			res.violation = fmt.Sprintf("attempt %d: the settle retry returned result_id %q, the winner %q", settle.N, settle.ResultID, winner)
+			res.failf("attempt %d: the settle retry returned result_id %q, the winner %q", settle.N, settle.ResultID, winner)
 		}
 		return res, nil
 	}

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +11,9 @@ import (
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/harness"
 )
+
+// errCrashed is why the original attempt of a crash is abandoned.
+var errCrashed = errors.New("the tool was killed: no answer can come")
 
 // crashRestart: the tool commits, its response is swallowed, and its
 // container is killed (SIGKILL) before the response is delivered; the
@@ -31,18 +36,31 @@ func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		if err != nil {
 			return res, err
 		}
+		// The original waits for an answer that cannot come once the tool
+		// is dead: it is abandoned right after the crash.
+		octx, abandon := context.WithCancelCause(tr.ctx)
+		defer abandon(nil)
 		done := make(chan harness.Attempt, 1)
-		go func() { done <- tr.send(call, swallow.Name()+" + crash", 0, nil) }()
+		go func() {
+			a := tr.s.SendWatched(octx, call, tr.origin, harness.GiveUp{}, nil)
+			a.Fault = swallow.Name() + " + crash"
+			done <- tr.record(a)
+		}()
 
 		// Kill the tool only once its effect is visible: the commit happened.
-		committed, err := tr.waitCount(op.Marker, 1, tr.s.Tool().Timeout())
+		n, err := tr.waitCount(op.Marker, 1, tr.s.Tool().Timeout())
+		committed := err == nil && n >= 1
 		crashAt := time.Since(tr.origin)
-		if err == nil && committed {
+		if committed {
 			err = crasher.Crash(tr.ctx)
 		}
+		abandon(errCrashed)
 		original := <-done
 		if derr := disarm(tr.ctx); err == nil {
 			err = derr
+		}
+		if err == nil {
+			err = tr.ctx.Err()
 		}
 		if err != nil {
 			return res, err
@@ -56,7 +74,7 @@ func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		}
 
 		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Start: time.Since(tr.origin), Before: 1}
-		if err := tr.s.Restart(tr.ctx); err != nil {
+		if err := tr.restart(tr.ctx); err != nil {
 			return res, err
 		}
 		restart.End = time.Since(tr.origin)

@@ -46,7 +46,7 @@ func dependencyFault(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (re
 		if err != nil {
 			return res, fmt.Errorf("arm %s on %s: %w", fault.Name(), link, err)
 		}
-		a := tr.send(call, fault.Name()+" on "+link, 0, nil)
+		a := tr.send(call, fault.Name()+" on "+link, 0, 0, nil)
 		if err := disarm(tr.ctx); err != nil {
 			return res, fmt.Errorf("disarm %s on %s: %w", fault.Name(), link, err)
 		}
@@ -57,7 +57,7 @@ func dependencyFault(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (re
 		tr.amend(a.N, func(x *harness.Attempt) { x.Before, x.After = 0, after })
 		switch {
 		case a.Outcome == harness.OK && is2xx(a.Status) && after == 0:
-			res.violation = fmt.Sprintf("attempt %d: the tool answered %d although its write did not commit (oracle count 0)", a.N, a.Status)
+			res.failf("attempt %d: the tool answered %d although its write did not commit (oracle count 0)", a.N, a.Status)
 		case a.Outcome == harness.OK && is2xx(a.Status):
 			res.invalid = fmt.Sprintf("attempt %d: the tool answered %d with its write committed: the fault did not disturb it", a.N, a.Status)
 		}

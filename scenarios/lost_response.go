@@ -11,13 +11,16 @@ import (
 
 // lostResponse: the tool commits, the response is lost 1–3 times, then a
 // retry is delivered; then one more replay with the same key.
-func lostResponse(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, error) {
+func lostResponse(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, error) {
 	seed := drawSeed(t, "payload")
 	n := rapid.IntRange(1, 3).Draw(t, "lost")
 	steps := make([]step, 0, n+1)
 	for i := range n {
 		mode := rapid.SampledFrom(faults.LoseModes()).Draw(t, fmt.Sprintf("lose%d", i))
 		st := step{fault: faults.LoseResponse{Mode: mode}}
+		if mode == faults.LoseBlackhole {
+			st.deadline = drawDeadline(t, tool.Timeout(), fmt.Sprintf("deadline%d", i))
+		}
 		if i > 0 {
 			st.delay = drawDelay(t, i-1, cfg.MaxBackoff, fmt.Sprintf("delay%d", i))
 		}
@@ -33,11 +36,19 @@ func lostResponse(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		if err != nil {
 			return res, err
 		}
-		final, err := tr.retries(&res, op, call, steps, func(i int, a harness.Attempt) string {
-			if i == 0 && a.After < 1 {
-				return fmt.Sprintf("attempt %d: the oracle saw no commit before the retry (count %d)", a.N, a.After)
+		final, err := tr.retries(&res, op, call, steps, func(i int, a harness.Attempt) (string, error) {
+			if i > 0 || a.After >= 1 {
+				return "", nil
 			}
-			return ""
+			// The caller gave up before the tool committed: wait for the
+			// commit (the oracle shows it), up to the tool's timeout from
+			// the attempt's start, before the retry goes out.
+			n, err := tr.waitCount(op.Marker, 1, tr.s.Tool().Timeout()-(a.End-a.Start))
+			if err != nil || n < 1 {
+				return fmt.Sprintf("attempt %d: the oracle saw no commit before the retry (count %d)", a.N, n), err
+			}
+			tr.amend(a.N, func(x *harness.Attempt) { x.After = n })
+			return "", nil
 		})
 		if err != nil || res.violation != "" || final.Outcome != harness.OK {
 			return res, err
@@ -52,12 +63,13 @@ func lostResponse(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		}
 		res.effects[0] = e
 		switch {
-		case e.Count != 1:
-			res.violation = fmt.Sprintf("the replay (attempt %d) added an effect: %s", replay.N, exactly(e))
+		case res.judgeCount(e, true, tr.seen(), " after the replay"):
+		case replay.Outcome != harness.OK:
+			res.invalid = fmt.Sprintf("attempt %d: the replay got no response: %s", replay.N, replay.Error)
 		case replay.Status != final.Status:
-			res.violation = fmt.Sprintf("the replay (attempt %d) returned %d, the retry %d: want the same status", replay.N, replay.Status, final.Status)
+			res.failf("the replay (attempt %d) returned %d, the retry %d: want the same status", replay.N, replay.Status, final.Status)
 		case replay.ResultID != final.ResultID:
-			res.violation = fmt.Sprintf("the replay (attempt %d) returned result_id %q, the retry %q: want the same result", replay.N, replay.ResultID, final.ResultID)
+			res.failf("the replay (attempt %d) returned result_id %q, the retry %q: want the same result", replay.N, replay.ResultID, final.ResultID)
 		}
 		return res, nil
 	}

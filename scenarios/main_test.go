@@ -30,10 +30,15 @@ func TestMain(m *testing.M) {
 	if code == 0 {
 		if err := goleak.Find(
 			goleak.IgnoreAnyFunction("github.com/testcontainers/testcontainers-go.(*Reaper).connect.func1"),
-			// Toxiproxy (v2.5.0) strands a link's first stub when the link's
-			// writer fails while data is in flight and the proxy is then
-			// stopped: nothing drains its channel. It is Toxiproxy's own, per
-			// torn connection, and ends with the process.
+			// Toxiproxy's own, still in v2.12.0: a link's NoopToxic hands each
+			// chunk on in a plain channel send (not a select on its Interrupt).
+			// When what follows it stops reading - limit_data's stub closes once
+			// its budget is spent, or the write goroutine exits on a write error -
+			// a chunk that still arrives on that connection blocks it for good;
+			// the link is already out of its ToxicCollection, so neither removing
+			// the toxic nor stopping the proxy frees it. One per such connection,
+			// it ends with the process. faults.TestToxiproxyStrandsStubAfterCut
+			// reproduces it and fails once an upgrade fixes it.
 			goleak.IgnoreTopFunction("github.com/Shopify/toxiproxy/v2/toxics.(*NoopToxic).Pipe"),
 		); err != nil {
 			fmt.Fprintf(os.Stderr, "FAIL: goroutines left behind: %v\n", err)

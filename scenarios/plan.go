@@ -20,6 +20,36 @@ type step struct {
 	// (used when fault is a TornRequest placeholder).
 	tornFrac int
 	delay    time.Duration
+	// deadline is how long the caller waits for an answer after the tool
+	// committed before it gives up (0: until the tool's declared timeout);
+	// drawn where nothing else ends the attempt (a black-holed response).
+	deadline time.Duration
+}
+
+// minDeadline is the shortest caller's deadline a plan draws.
+const minDeadline = 5 * time.Millisecond
+
+// deadlineSteps is the resolution of a drawn deadline.
+const deadlineSteps = 4095
+
+// drawDeadline draws how long a caller waits for an answer that will never
+// come before it gives up: from minDeadline up to the tool's declared
+// timeout, most often a few milliseconds (every such wait is idle time) and
+// in a few percent of draws the full declared timeout (returned as 0: wait
+// it out), so that a tool whose behaviour depends on how long its caller
+// stays (one that notices the client going away) still meets a patient
+// caller. It shrinks toward short.
+func drawDeadline(t *rapid.T, timeout time.Duration, label string) time.Duration {
+	if timeout <= minDeadline {
+		return 0
+	}
+	u := rapid.IntRange(0, deadlineSteps).Draw(t, label)
+	if u == deadlineSteps {
+		return 0
+	}
+	f := float64(u) / deadlineSteps
+	d := minDeadline + time.Duration(f*f*f*f*float64(timeout-minDeadline))
+	return d.Round(time.Millisecond)
 }
 
 // drawDelay draws the wait before retry number i (0 for the first retry), the
@@ -47,6 +77,13 @@ func formatSteps(steps []step) string {
 		name := "delivered"
 		if s.fault != nil {
 			name = s.fault.Name()
+		}
+		if s.deadline > 0 && i == 0 {
+			name += fmt.Sprintf(" (the caller gives up %s after the commit)", s.deadline)
+		} else if s.deadline > 0 {
+			name += fmt.Sprintf(" (the caller gives up %s after sending)", s.deadline)
+		} else if f, ok := s.fault.(faults.LoseResponse); ok && f.Mode == faults.LoseBlackhole {
+			name += " (the caller waits out its timeout)"
 		}
 		if i == 0 && s.delay == 0 {
 			parts[i] = name

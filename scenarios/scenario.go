@@ -1,12 +1,9 @@
 package scenarios
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"sync"
 	"time"
 
 	"pgregory.net/rapid"
@@ -35,19 +32,60 @@ const (
 	Annotations ID = "annotations"
 )
 
+// drawer draws a whole plan (nothing is drawn while the plan runs) and
+// returns the function that executes it.
+type drawer func(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, error)
+
+// scenario is one row of the scenario table.
+type scenario struct {
+	id   ID
+	draw drawer
+	// needs says why tool cannot run the scenario (nil when it can).
+	needs func(tool harness.Tool) error
+	// exclusive scenarios disturb the whole tool (kill it, cut its
+	// database link): their trials run with no other trial of the tool.
+	exclusive bool
+}
+
+// table lists every scenario in the order they run and report. Adding a
+// scenario is one file with its drawer and one row here.
+func table() []scenario {
+	return []scenario{
+		{id: LostResponse, draw: lostResponse, needs: writeTool},
+		{id: PreServerError, draw: preServerError, needs: writeTool},
+		{id: ConcurrentDuplicate, draw: concurrentDuplicate, needs: writeTool},
+		{id: KeyMismatch, draw: keyMismatch, needs: writeTool},
+		{id: DistinctKeys, draw: distinctKeys, needs: writeTool},
+		{id: CrashRestart, draw: crashRestart, needs: crasher, exclusive: true},
+		{id: DependencyFault, draw: dependencyFault, needs: linked, exclusive: true},
+		{id: Annotations, draw: annotations, needs: hinted},
+	}
+}
+
 // All returns every scenario id in the order they run.
 func All() []ID {
-	return []ID{LostResponse, PreServerError, ConcurrentDuplicate, KeyMismatch, DistinctKeys, CrashRestart, DependencyFault, Annotations}
+	var ids []ID
+	for _, s := range table() {
+		ids = append(ids, s.id)
+	}
+	return ids
 }
 
 // ParseID returns the scenario named s, or an error listing the ids.
 func ParseID(s string) (ID, error) {
-	for _, id := range All() {
-		if string(id) == s {
-			return id, nil
-		}
+	if _, ok := lookup(ID(s)); ok {
+		return ID(s), nil
 	}
 	return "", fmt.Errorf("unknown scenario %q (want one of %v)", s, All())
+}
+
+func lookup(id ID) (scenario, bool) {
+	for _, s := range table() {
+		if s.id == id {
+			return s, true
+		}
+	}
+	return scenario{}, false
 }
 
 // ErrNotApplicable marks a scenario asked for a tool that cannot run it
@@ -60,40 +98,56 @@ var ErrNotApplicable = errors.New("scenario not applicable")
 // idempotentHint or readOnlyHint — and only annotations for a tool that
 // claims to be read-only (it has no effect to make exactly once).
 func Applicable(tool harness.Tool) []ID {
-	if readOnly(tool) {
-		return []ID{Annotations}
-	}
 	var ids []ID
-	for _, id := range All() {
-		if applies(id, tool) == nil {
-			ids = append(ids, id)
+	for _, s := range table() {
+		if s.needs(tool) == nil {
+			ids = append(ids, s.id)
 		}
 	}
 	return ids
 }
 
 func applies(id ID, tool harness.Tool) error {
-	switch id {
-	case CrashRestart:
-		if _, ok := tool.(harness.Crasher); !ok {
-			return fmt.Errorf("%w: %s needs a tool that runs as a container", ErrNotApplicable, id)
-		}
-	case DependencyFault:
-		if l, ok := tool.(harness.Linked); !ok || len(l.Links()) == 0 {
-			return fmt.Errorf("%w: %s needs a container tool with a proxied dependency (toxiproxy: container)", ErrNotApplicable, id)
-		}
-	case Annotations:
-		h, ok := tool.(harness.Hinted)
-		if !ok {
-			return fmt.Errorf("%w: %s needs an MCP tool", ErrNotApplicable, id)
-		}
-		if idem, ro, _ := h.Hints(); !idem && !ro {
-			return fmt.Errorf("%w: %s: the tool claims neither idempotentHint nor readOnlyHint", ErrNotApplicable, id)
-		}
-	default:
-		if readOnly(tool) {
-			return fmt.Errorf("%w: %s: the tool claims readOnlyHint, so only its annotations are checked", ErrNotApplicable, id)
-		}
+	s, ok := lookup(id)
+	if !ok {
+		return fmt.Errorf("%w: unknown scenario %q", ErrNotApplicable, id)
+	}
+	if err := s.needs(tool); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrNotApplicable, id, err)
+	}
+	return nil
+}
+
+// writeTool: the scenarios that make an effect exactly once need a tool
+// that has one.
+func writeTool(tool harness.Tool) error {
+	if readOnly(tool) {
+		return errors.New("the tool claims readOnlyHint, so only its annotations are checked")
+	}
+	return nil
+}
+
+func crasher(tool harness.Tool) error {
+	if _, ok := tool.(harness.Crasher); !ok {
+		return errors.New("needs a tool that runs as a container")
+	}
+	return writeTool(tool)
+}
+
+func linked(tool harness.Tool) error {
+	if l, ok := tool.(harness.Linked); !ok || len(l.Links()) == 0 {
+		return errors.New("needs a container tool with a proxied dependency (toxiproxy: container)")
+	}
+	return writeTool(tool)
+}
+
+func hinted(tool harness.Tool) error {
+	h, ok := tool.(harness.Hinted)
+	if !ok {
+		return errors.New("needs an MCP tool")
+	}
+	if idem, ro, _ := h.Hints(); !idem && !ro {
+		return errors.New("the tool claims neither idempotentHint nor readOnlyHint")
 	}
 	return nil
 }
@@ -108,45 +162,40 @@ func readOnly(tool harness.Tool) bool {
 	return ro
 }
 
-// drawer draws a whole plan (rapid's Draw is not goroutine-safe, so nothing is
-// drawn while the plan runs) and returns the function that executes it.
-type drawer func(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, error)
-
-func drawerFor(id ID) drawer {
-	switch id {
-	case LostResponse:
-		return lostResponse
-	case PreServerError:
-		return preServerError
-	case ConcurrentDuplicate:
-		return concurrentDuplicate
-	case KeyMismatch:
-		return keyMismatch
-	case DistinctKeys:
-		return distinctKeys
-	case CrashRestart:
-		return crashRestart
-	case DependencyFault:
-		return dependencyFault
-	case Annotations:
-		return annotations
-	}
-	panic(fmt.Sprintf("scenarios: unknown scenario %q", id))
-}
-
 // Config tunes a certification.
 type Config struct {
 	// Scenarios to run; nil means every scenario Applicable to the tool.
 	Scenarios []ID
+	// Checks is the number of trials per scenario; 0 means rapid's
+	// -rapid.checks (default 100), or no limit when Budget is set.
+	Checks int
+	// Seed is the seed of each scenario's first trial (trial i draws from
+	// Seed+i); 0 means rapid's -rapid.seed, or a random one.
+	Seed uint64
+	// Budget, when set, is how long the trials of a tool may take: no
+	// trial starts after it (checks in flight finish, failures are still
+	// shrunk). It trades time for depth; the report says how deep each
+	// scenario went.
+	Budget time.Duration
+	// Parallel is how many trials run at once (default DefaultParallel);
+	// 1 runs them one at a time. Ignored when Slots is set.
+	Parallel int
+	// Slots, when set, bounds the trials of several certifications that
+	// run at once (the tools of one run) together.
+	Slots *Slots
+	// ShrinkTime bounds the minimisation of one failure (default 20s, or
+	// rapid's -rapid.shrinktime when set).
+	ShrinkTime time.Duration
 	// MaxBackoff is the longest retry delay drawn (default 250ms).
 	MaxBackoff time.Duration
-	// Backend provides the fault proxy; nil means a fresh embedded
+	// Backend provides the fault proxies; nil means a fresh embedded
 	// Toxiproxy.
 	Backend faults.Backend
 	// Repro renders the command that replays a failing scenario from its
-	// seed (the CLI sets it; Go tests print rapid's own -rapid.seed).
+	// seed (the CLI sets it; Go tests print the rapid flags that replay it).
 	Repro func(id ID, seed uint64) string
-	// Progress, when set, is called after every trial.
+	// Progress, when set, is called after every trial (from several
+	// goroutines at once).
 	Progress func(Progress)
 	// Attempts, when set, receives one line per attempt (a -v log).
 	Attempts io.Writer
@@ -156,12 +205,17 @@ type Config struct {
 type Progress struct {
 	Tool     string
 	Scenario ID
-	// Checks and Valid count trials (up to the first failure); Shrinking
-	// is set while a failure is being minimised.
+	// Checks and Valid count finished trials (up to the first failure);
+	// Shrinking is set once a failure was found, while it is minimised.
 	Checks, Valid int
 	Shrinking     bool
-	Elapsed       time.Duration
 }
+
+// DefaultShrinkTime bounds the minimisation of one failure.
+const DefaultShrinkTime = 20 * time.Second
+
+// DefaultChecks is the number of trials per scenario.
+const DefaultChecks = 100
 
 func (c Config) withDefaults(tool harness.Tool) (Config, error) {
 	if c.Scenarios == nil {
@@ -175,115 +229,5 @@ func (c Config) withDefaults(tool harness.Tool) (Config, error) {
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = DefaultMaxBackoff
 	}
-	return c, nil
-}
-
-// recorder collects what the trials of one scenario measured. Counts stop at
-// the first failure, so shrinking runs do not inflate them.
-type recorder struct {
-	mu       sync.Mutex
-	checks   int
-	valid    int
-	invalid  string // the first reason a trial did not count
-	failed   bool
-	failure  *harness.Counterexample // the last (smallest) failing trial
-	harness  error                   // an error of the harness, tool or oracle
-	began    time.Time
-	duration time.Duration
-}
-
-func (r *recorder) err() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.harness
-}
-
-// property is the rapid property of scenario id on session s.
-func property(ctx context.Context, s *harness.Session, id ID, cfg Config, rec *recorder) func(*rapid.T) {
-	draw := drawerFor(id)
-	return func(t *rapid.T) {
-		exec := draw(t, cfg, s.Tool())
-		if err := rec.err(); err != nil {
-			t.Fatalf("harness error: %v", err)
-		}
-		s.Lock()
-		tr := newTrial(ctx, s)
-		if cfg.Attempts != nil {
-			tr.log = func(a harness.Attempt) {
-				fmt.Fprintf(cfg.Attempts, "%s/%s %s\n", s.Tool().Name(), id, a.Line())
-			}
-		}
-		res, err := exec(tr)
-		s.Unlock()
-
-		rec.mu.Lock()
-		if err != nil {
-			rec.harness = err
-			rec.mu.Unlock()
-			t.Fatalf("harness error: %v", err)
-		}
-		if !rec.failed {
-			rec.checks++
-			if res.invalid == "" {
-				rec.valid++
-			} else if rec.invalid == "" {
-				rec.invalid = res.invalid
-			}
-		}
-		var ce *harness.Counterexample
-		if res.violation != "" {
-			ce = &harness.Counterexample{Plan: res.plan, Violation: res.violation, Attempts: tr.attemptLog(), Effects: res.effects}
-			rec.failed, rec.failure = true, ce
-		}
-		p := Progress{Tool: s.Tool().Name(), Scenario: id, Checks: rec.checks, Valid: rec.valid, Shrinking: rec.failed, Elapsed: time.Since(rec.began)}
-		rec.mu.Unlock()
-		if cfg.Progress != nil {
-			cfg.Progress(p)
-		}
-		if ce != nil {
-			// rapid shrinks only towards the same failure: give it the kind of
-			// violation (no counts, markers or ids) and log the evidence.
-			t.Log("onceproof counterexample:\n" + ce.String())
-			t.Fatal("onceproof violation: " + violationKind(ce.Violation))
-		}
-	}
-}
-
-var (
-	markerText = regexp.MustCompile(`onceproof-[0-9a-f]+-m[0-9]+`)
-	quotedText = regexp.MustCompile(`"[^"]*"`)
-	numberText = regexp.MustCompile(`[0-9]+`)
-)
-
-// violationKind strips what varies between trials (markers, ids, counts)
-// from a violation, leaving its kind.
-func violationKind(v string) string {
-	v = markerText.ReplaceAllString(v, "<marker>")
-	v = quotedText.ReplaceAllString(v, "<id>")
-	return numberText.ReplaceAllString(v, "N")
-}
-
-// verdict turns what rec measured into a scenario report. A scenario passes
-// only if no trial failed and at least half of the trials (and at least one)
-// had their fault fire.
-func (r *recorder) verdict(id ID) harness.ScenarioReport {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rep := harness.ScenarioReport{ID: string(id), Checks: r.checks, ValidTrials: r.valid, Duration: r.duration}
-	switch {
-	case r.harness != nil:
-		rep.Verdict = harness.Inconclusive
-		rep.Reason = fmt.Sprintf("harness error: %v", r.harness)
-	case r.failed:
-		rep.Verdict = harness.Fail
-		rep.Reason = r.failure.Violation
-		rep.Counterexample = r.failure
-	case r.valid == 0 || r.valid*2 < r.checks:
-		rep.Verdict = harness.Inconclusive
-		rep.Reason = fmt.Sprintf("only %d of %d trials had their fault fire (first: %s); exactly-once was not shown", r.valid, r.checks, r.invalid)
-	default:
-		rep.Verdict = harness.Pass
-	}
-	rep.Passed = rep.Verdict == harness.Pass
-	return rep
+	return c.withSearchDefaults(), nil
 }

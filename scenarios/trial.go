@@ -20,6 +20,9 @@ type trial struct {
 	attempts []harness.Attempt
 	// log, when set, sees every attempt as it is recorded.
 	log func(harness.Attempt)
+	// restart restarts a crashed tool and re-points every proxy in front
+	// of it (set for tools that can crash).
+	restart func(context.Context) error
 }
 
 func newTrial(ctx context.Context, s *harness.Session) *trial {
@@ -33,9 +36,65 @@ type result struct {
 	// "" for a valid trial.
 	invalid string
 	// violation says how exactly-once (or a hygiene rule) was broken; "" when
-	// it held.
-	violation string
-	effects   []harness.Effect
+	// it held. kind is the rule, the same for every trial that breaks it
+	// the same way.
+	violation, kind string
+	effects         []harness.Effect
+}
+
+// failf records a violation unless one was recorded already; its kind is
+// the format, which names the rule without the trial's numbers and ids.
+func (r *result) failf(format string, args ...any) {
+	if r.violation == "" {
+		r.violation, r.kind = fmt.Sprintf(format, args...), format
+	}
+}
+
+// failCount records that e's count broke exactly-once (after says what
+// came before the retry: " after a crash and restart"), replacing any
+// violation recorded before: the count is the verdict that matters most.
+func (r *result) failCount(e harness.Effect, after string) {
+	r.violation, r.kind = "", ""
+	if e.Count > e.Want {
+		r.failf("%d effects for marker %s, want exactly %d%s", e.Count, e.Marker, e.Want, after)
+	} else {
+		r.failf("%d effects for marker %s, want %d%s: an acknowledged write was lost", e.Count, e.Marker, e.Want, after)
+	}
+}
+
+// judgeCount judges the final count e of a trial's operation: more effects
+// than wanted is a violation; fewer is one only when the tool acknowledged
+// the write (acked: a 2xx answer) or the oracle had already seen more
+// (seen): with every outcome unknown, a missing effect may be a write that
+// never happened, which is allowed. It reports whether e broke the rule.
+func (r *result) judgeCount(e harness.Effect, acked bool, seen int, after string) bool {
+	switch {
+	case e.Count > e.Want:
+	case e.Count == e.Want:
+		return false
+	case seen > e.Count:
+		r.violation, r.kind = "", ""
+		r.failf("%d effects for marker %s after the oracle had counted %d%s: a committed write disappeared", e.Count, e.Marker, seen, after)
+		return true
+	case !acked:
+		if r.invalid == "" {
+			r.invalid = fmt.Sprintf("%d effects for marker %s and no attempt was acknowledged: whether the write happened is unknown", e.Count, e.Marker)
+		}
+		return false
+	}
+	r.failCount(e, after)
+	return true
+}
+
+// seen is the highest count the oracle reported during the trial.
+func (tr *trial) seen() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	n := 0
+	for _, a := range tr.attempts {
+		n = max(n, a.After)
+	}
+	return n
 }
 
 func (tr *trial) record(a harness.Attempt) harness.Attempt {
@@ -57,24 +116,70 @@ func (tr *trial) attemptLog() []harness.Attempt {
 
 func (tr *trial) sleep(d time.Duration) error {
 	if d <= 0 {
-		return nil
+		return tr.ctx.Err()
 	}
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-tr.ctx.Done():
 		return tr.ctx.Err()
-	case <-time.After(d):
+	case <-t.C:
 		return nil
 	}
 }
 
 // do waits delay, then makes one attempt of call with fault armed (nil for
-// none), counting the marker's effects around it.
+// none), counting the marker's effects around it. The caller waits the
+// tool's timeout for an answer.
 func (tr *trial) do(call *harness.Call, fault faults.Fault, delay time.Duration) (harness.Attempt, error) {
+	return tr.doUntil(call, fault, delay, harness.GiveUp{})
+}
+
+// doLost is do for an attempt whose response will never come (a black
+// hole). The caller of an operation the tool has not committed yet gives
+// up afterCommit after the oracle shows the commit (it stays while the
+// tool works), or at the tool's timeout; once the operation committed (a
+// retry, which a correct tool answers from its record), it gives up
+// afterCommit after sending. afterCommit is 0 to wait the timeout.
+func (tr *trial) doLost(call *harness.Call, fault faults.Fault, delay, afterCommit time.Duration) (harness.Attempt, error) {
+	if afterCommit <= 0 {
+		return tr.do(call, fault, delay)
+	}
 	if err := tr.sleep(delay); err != nil {
 		return harness.Attempt{}, err
 	}
-	a, err := tr.s.Do(tr.ctx, call, fault, tr.origin)
+	before, err := tr.count(call.Op.Marker)
+	if err != nil {
+		return harness.Attempt{}, err
+	}
+	if before > 0 {
+		return tr.doUntil(call, fault, 0, harness.GiveUp{After: afterCommit})
+	}
+	ctx, stop := context.WithCancel(tr.ctx)
+	defer stop()
+	giveUp := make(chan struct{})
+	go func() {
+		w := &trial{ctx: ctx, s: tr.s}
+		if n, err := w.waitCount(call.Op.Marker, before+1, tr.s.Tool().Timeout()); err != nil || n <= before {
+			return // the caller waits out its timeout
+		}
+		if w.sleep(afterCommit) == nil {
+			close(giveUp)
+		}
+	}()
+	return tr.doUntil(call, fault, 0, harness.GiveUp{When: giveUp, Why: fmt.Sprintf("%s after the commit", afterCommit)})
+}
+
+// doUntil is do with the caller giving up as giveUp says.
+func (tr *trial) doUntil(call *harness.Call, fault faults.Fault, delay time.Duration, giveUp harness.GiveUp) (harness.Attempt, error) {
+	if err := tr.sleep(delay); err != nil {
+		return harness.Attempt{}, err
+	}
+	a, err := tr.s.Do(tr.ctx, call, fault, tr.origin, giveUp)
 	a.Delay = delay
+	if err == nil {
+		err = tr.ctx.Err() // an attempt abandoned with the run judges nothing
+	}
 	if err != nil {
 		return a, err
 	}
@@ -83,9 +188,10 @@ func (tr *trial) do(call *harness.Call, fault faults.Fault, delay time.Duration)
 
 // send makes one attempt without arming anything (the caller holds the
 // proxy's faults) and without counting effects; written is called once the
-// request is on the wire.
-func (tr *trial) send(call *harness.Call, fault string, delay time.Duration, written func()) harness.Attempt {
-	a := tr.s.SendWatched(tr.ctx, call, tr.origin, written)
+// request is on the wire. The caller gives up wait after sending (0: at the
+// tool's timeout).
+func (tr *trial) send(call *harness.Call, fault string, delay, wait time.Duration, written func(whole bool)) harness.Attempt {
+	a := tr.s.SendWatched(tr.ctx, call, tr.origin, harness.GiveUp{After: wait}, written)
 	a.Delay, a.Fault = delay, fault
 	return tr.record(a)
 }
@@ -128,13 +234,6 @@ func (tr *trial) retryWhile(call *harness.Call, backoff time.Duration, again fun
 
 func is2xx(status int) bool { return status/100 == 2 }
 
-func exactly(e harness.Effect) string {
-	if e.Count == e.Want {
-		return ""
-	}
-	return fmt.Sprintf("%d effects for marker %s, want exactly %d", e.Count, e.Marker, e.Want)
-}
-
 // prepare mints a fresh operation and renders its call.
 func (tr *trial) prepare(seed uint64) (harness.Operation, *harness.Call, error) {
 	op := tr.s.NewOp(seed)
@@ -147,10 +246,10 @@ func (tr *trial) prepare(seed uint64) (harness.Operation, *harness.Call, error) 
 // answer to the delivered retry. A faulted attempt that got a response, or
 // for which fired returns a reason, makes the trial invalid.
 func (tr *trial) retries(res *result, op harness.Operation, call *harness.Call, steps []step,
-	fired func(i int, a harness.Attempt) string) (harness.Attempt, error) {
+	fired func(i int, a harness.Attempt) (string, error)) (harness.Attempt, error) {
 	n := len(steps) - 1
 	for i, st := range steps[:n] {
-		a, err := tr.do(call, st.fault, st.delay)
+		a, err := tr.doLost(call, st.fault, st.delay, st.deadline)
 		if err != nil {
 			return a, err
 		}
@@ -159,8 +258,8 @@ func (tr *trial) retries(res *result, op harness.Operation, call *harness.Call, 
 		}
 		if a.Outcome == harness.OK {
 			res.invalid = fmt.Sprintf("attempt %d: a response arrived despite %s", a.N, st.fault.Name())
-		} else {
-			res.invalid = fired(i, a)
+		} else if res.invalid, err = fired(i, a); err != nil {
+			return a, err
 		}
 	}
 	final, err := tr.do(call, nil, steps[n].delay)
@@ -180,31 +279,29 @@ func (tr *trial) judge(res *result, op harness.Operation, final harness.Attempt,
 		return err
 	}
 	res.effects = []harness.Effect{e}
+	acked := final.Outcome == harness.OK && is2xx(final.Status)
 	switch {
-	case res.violation != "":
-	case e.Count != 1:
-		res.violation = exactly(e) + after
+	case res.judgeCount(e, acked, tr.seen(), after):
+	case res.violation != "", res.invalid != "":
 	case final.Outcome != harness.OK:
 		res.invalid = fmt.Sprintf("attempt %d: the delivered retry%s got no response: %s", final.N, after, final.Error)
 	case !is2xx(final.Status):
-		res.violation = fmt.Sprintf("attempt %d: the delivered retry%s returned %d, want 2xx (the stored result if the tool had committed)", final.N, after, final.Status)
+		res.failf("attempt %d: the delivered retry%s returned %d, want 2xx (the stored result if the tool had committed)", final.N, after, final.Status)
 	}
 	return nil
 }
 
-// waitCount polls the oracle until marker's count reaches want or d passes.
-func (tr *trial) waitCount(marker string, want int, d time.Duration) (bool, error) {
+// waitCount polls the oracle until marker's count reaches want or d passes,
+// and returns the last count.
+func (tr *trial) waitCount(marker string, want int, d time.Duration) (int, error) {
 	deadline := time.Now().Add(d)
 	for {
 		n, err := tr.count(marker)
-		if err != nil || n >= want {
-			return err == nil, err
+		if err != nil || n >= want || time.Now().After(deadline) {
+			return n, err
 		}
-		if time.Now().After(deadline) {
-			return false, nil
-		}
-		if err := tr.sleep(5 * time.Millisecond); err != nil {
-			return false, err
+		if err := tr.sleep(2 * time.Millisecond); err != nil {
+			return n, err
 		}
 	}
 }

@@ -63,8 +63,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	jsonResponse := fs.Bool("json", false, "answer POSTs with application/json instead of an SSE stream")
 	stateless := fs.Bool("stateless", false, "serve without sessions (no Mcp-Session-Id)")
 	work := fs.Duration("work", fixtures.DefaultWork, "how long a tool works between deciding to write and committing")
+	lintTools := fs.Bool("lint", false, "also serve the tools with planted problems for onceproof lint")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s --listen ADDR [--json] [--stateless] [--work DURATION]\n\n", name)
+		fmt.Fprintf(stderr, "usage: %s --listen ADDR [--json] [--stateless] [--work DURATION] [--lint]\n\n", name)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -87,7 +88,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 
-	srv, err := fixtures.StartMCP(*listen, fixtures.MCPOptions{JSONResponse: *jsonResponse, Stateless: *stateless, Work: *work})
+	srv, err := fixtures.StartMCP(*listen, fixtures.MCPOptions{JSONResponse: *jsonResponse, Stateless: *stateless, Work: *work, Lint: *lintTools})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		if errors.Is(err, fixtures.ErrBadOptions) {
@@ -106,6 +107,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fmt.Fprintf(stderr, "%s: %s responses, %s, work %v\n", name, mode, sessions, *work)
 	for _, tool := range fixtures.MCPTools() {
 		fmt.Fprintf(stderr, "%s: tool %s: %s\n", name, tool, fixtures.MCPDescription(tool))
+	}
+	if *lintTools {
+		for _, tool := range fixtures.MCPLintTools() {
+			fmt.Fprintf(stderr, "%s: tool %s: planted for lint: %s\n", name, tool, strings.Join(fixtures.MCPLintExpected(tool), ", "))
+		}
 	}
 	fmt.Fprintf(stdout, "listening on %s\n", srv.Endpoint())
 

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,7 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"testing"
+	"sync"
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
@@ -61,10 +59,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = certify(ctx, args[1:], stdout, stderr)
 	case "certify-client":
 		code, err = certifyClient(ctx, args[1:], stdout, stderr)
+	case "chaos":
+		code, err = chaosCmd(ctx, args[1:], stdout, stderr)
 	case "demo":
 		code, err = demo(ctx, args[1:], stdout, stderr)
 	case "discover":
 		code, err = discover(ctx, args[1:], stdout, stderr)
+	case "lint":
+		code, err = lintCmd(ctx, args[1:], stdout, stderr)
 	case "report":
 		code, err = reportCmd(args[1:], stdout, stderr)
 	case "verify-certificate":
@@ -136,10 +138,15 @@ type common struct {
 	baseline   string
 	scenarios  []scenarios.ID
 	tools      []string
+	parallel   int
+	budget     time.Duration
+	slots      *scenarios.Slots
 }
 
 func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
-	fs.IntVar(&c.checks, "checks", checks, "run `N` trials per scenario")
+	fs.IntVar(&c.checks, "checks", checks, "`N` trials per scenario; a pass with N valid trials rules out a per-trial failure rate of about 3/N at 95% confidence (100 checks: 3%)")
+	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "`N` trials in flight at once, over every scenario and tool (1: one at a time)")
+	fs.DurationVar(&c.budget, "budget", 0, "time the trials of each tool may take: trials keep starting until the `duration` is spent (--checks then caps them only if given); trades time for depth")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed the fault plans with `N` (0: pick one and print it)")
 	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws, a `duration` of at most "+harness.FormatDuration(maxBackoffLimit))
 	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+harness.FormatDuration(maxShrinkTime))
@@ -169,8 +176,8 @@ func idList() string {
 	return strings.Join(s, ", ")
 }
 
-// check validates the shared flags and configures rapid.
-func (c *common) check() error {
+// check validates the shared flags.
+func (c *common) check(fs *flag.FlagSet) error {
 	if c.checks < 1 {
 		return usagef("--checks %d: want at least 1", c.checks)
 	}
@@ -186,31 +193,27 @@ func (c *common) check() error {
 	if c.shrinkTime > maxShrinkTime {
 		return usagef("--shrink-time %s: too long, at most %s", c.shrinkTime, harness.FormatDuration(maxShrinkTime))
 	}
+	if c.parallel < 1 {
+		return usagef("--parallel %d: want at least 1", c.parallel)
+	}
+	if c.budget < 0 {
+		return usagef("--budget %s: want a positive duration", c.budget)
+	}
+	if c.budget > 0 && !flagSet(fs, "checks") {
+		c.checks = 0 // the budget alone bounds the search
+	}
 	if c.seed == 0 {
-		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return err
-		}
-		c.seed = binary.LittleEndian.Uint64(b[:])>>1 | 1
+		c.seed = scenarios.RandomSeed()
 	}
-	// rapid reads its settings from the flag package's command line (and asks
-	// testing.Short, which needs testing's flags registered); this process
-	// owns that command line, so set them here, before any check runs.
-	testing.Init()
-	if !flag.Parsed() {
-		_ = flag.CommandLine.Parse(nil)
-	}
-	for name, value := range map[string]string{
-		"rapid.checks":     strconv.Itoa(c.checks),
-		"rapid.seed":       strconv.FormatUint(c.seed, 10),
-		"rapid.nofailfile": "true",
-		"rapid.shrinktime": c.shrinkTime.String(),
-	} {
-		if err := flag.CommandLine.Set(name, value); err != nil {
-			return fmt.Errorf("configure rapid: %s: %w", name, err)
-		}
-	}
+	c.slots = scenarios.NewSlots(c.parallel)
 	return nil
+}
+
+// flagSet reports whether the command line set flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parse parses args with fs, turning flag errors into usage errors. For -h
@@ -260,7 +263,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			return 0, usagef("--toxiproxy %q: want the toxiproxy-server API's URL, e.g. http://127.0.0.1:8474", *toxiproxyURL)
 		}
 	}
-	outs, baseline, err := c.prepare()
+	outs, baseline, err := c.prepare(fs)
 	if err != nil {
 		return 0, err
 	}
@@ -291,7 +294,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 	}
 	if cert != nil && len(selected) != 1 {
-		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %s)", harness.Plural(len(selected), "tool", "tools"))
+		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %s)", harness.Plural(len(selected), "tool"))
 	}
 	guard := &harness.Guard{AllowRemote: *allowRemote}
 	for i, ts := range selected {
@@ -306,6 +309,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 		selected[i] = ts
 	}
+	lints := lintBeforeCertify(ctx, selected, c.quiet, stderr)
 	envOpts, closeDocker, err := containerOptions(ctx, selected, *localImages || len(imageMap) > 0, imageMap, stderr)
 	if err != nil {
 		return 0, err
@@ -333,7 +337,8 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	repro := func(tool string) func(scenarios.ID, uint64) string {
 		return func(id scenarios.ID, seed uint64) string {
 			parts := []string{"onceproof certify", "--spec", shellQuote(spec.Path), "--tool", shellQuote(tool),
-				"--scenario", string(id), "--seed", strconv.FormatUint(seed, 10), "--checks", strconv.Itoa(c.checks)}
+				"--scenario", string(id), "--seed", strconv.FormatUint(seed, 10)}
+			parts = append(parts, c.depthFlags()...)
 			if c.maxBackoff != scenarios.DefaultMaxBackoff {
 				parts = append(parts, "--max-backoff", c.maxBackoff.String())
 			}
@@ -348,17 +353,35 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	report := &harness.Report{Version: harness.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
 	prog := newProgress(stderr, c.quiet)
-	for _, ts := range selected {
-		tr, err := certifyTool(ctx, ts, envOpts, c.config(scenarios.Config{Backend: backend, Repro: repro(ts.Name)}, prog, stderr), c, stderr)
-		prog.done()
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
+	report.Tools = make([]harness.ToolReport, len(selected))
+	errs := make([]error, len(selected))
+	// The tools are certified at once, each starting when a slot is free
+	// (their trials share the slots).
+	var wg sync.WaitGroup
+	tools := make(chan struct{}, c.parallel)
+	for i, ts := range selected {
+		wg.Go(func() {
+			select {
+			case tools <- struct{}{}:
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				return
+			}
+			defer func() { <-tools }()
+			report.Tools[i], errs[i] = certifyTool(ctx, ts, envOpts, c.config(scenarios.Config{Backend: backend, Repro: repro(ts.Name)}, prog, stderr), c, stderr)
+		})
+	}
+	wg.Wait()
+	prog.done()
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	for _, err := range errs {
 		if err != nil && !errors.Is(err, harness.ErrPreflight) {
 			return 0, err
 		}
-		report.Tools = append(report.Tools, tr)
 	}
+	attachLint(report, lints)
 	return finish(report, baseline, outs, cert, stdout, stderr)
 }
 
@@ -448,16 +471,17 @@ func (c *certificateFiles) write(report *harness.Report, stderr io.Writer) error
 // config completes a scenarios.Config with the shared flags.
 func (c *common) config(cfg scenarios.Config, prog *progress, stderr io.Writer) scenarios.Config {
 	cfg.Scenarios, cfg.MaxBackoff, cfg.Progress = c.scenarios, c.maxBackoff, prog.update
+	cfg.Checks, cfg.Seed, cfg.Budget, cfg.ShrinkTime, cfg.Slots = c.checks, c.seed, c.budget, c.shrinkTime, c.slots
 	if c.verbose {
 		cfg.Attempts = stderr
 	}
 	return cfg
 }
 
-// prepare checks the shared flags (configuring rapid), resolves the outputs
-// and loads the baseline: everything a command needs before it runs.
-func (c *common) prepare() ([]output, *harness.Baseline, error) {
-	if err := c.check(); err != nil {
+// prepare checks the shared flags, resolves the outputs and loads the
+// baseline: everything a command needs before it runs.
+func (c *common) prepare(fs *flag.FlagSet) ([]output, *harness.Baseline, error) {
+	if err := c.check(fs); err != nil {
 		return nil, nil, err
 	}
 	outs, err := c.outs.resolve()
@@ -494,7 +518,7 @@ func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOp
 		stderr = io.Discard
 		envOpts.Log = nil
 	}
-	fmt.Fprintf(stderr, "certifying %s (%s per scenario, seed %d)\n", ts.Name, harness.Plural(c.checks, "check", "checks"), c.seed)
+	fmt.Fprintf(stderr, "certifying %s (%s, seed %d)\n", ts.Name, c.depth(), c.seed)
 	tool, stop, err := ts.Start(ctx, envOpts)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -610,7 +634,7 @@ func verifyCertificate(args []string, stdout io.Writer) (int, error) {
 		return exitFailed, nil
 	}
 	fmt.Fprintf(stdout, "%s: valid: %s agent-ready on %s (%s, onceproof %s), sha256 %s\n",
-		args[0], cert.Tool, cert.Issued.Format("2006-01-02"), harness.Plural(len(cert.Scenarios), "scenario", "scenarios"), cert.Onceproof, cert.SHA256)
+		args[0], cert.Tool, cert.Issued.Format("2006-01-02"), harness.Plural(len(cert.Scenarios), "scenario"), cert.Onceproof, cert.SHA256)
 	return exitOK, nil
 }
 
@@ -633,12 +657,15 @@ func sweep(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stdout, "removed %s of finished runs\n", harness.Plural(n, "container or network", "containers and networks"))
+	fmt.Fprintf(stdout, "removed %s of finished runs\n", irregular(n, "container or network", "containers and networks"))
 	return exitOK, nil
 }
 
 // verdictCode is the exit code a finished report earns.
 func verdictCode(r *harness.Report) int {
+	if r.Kind == harness.KindLint {
+		return lintExitCode(r)
+	}
 	code := exitOK
 	for _, t := range r.Tools {
 		if t.Error != "" {
@@ -687,19 +714,44 @@ func verdictReason(r *harness.Report) string {
 		parts = append(parts, strings.Join(errs, "; "))
 	}
 	if len(failed) > 0 {
-		parts = append(parts, harness.Plural(len(failed), "scenario", "scenarios")+" failed: "+strings.Join(failed, ", "))
+		parts = append(parts, harness.Plural(len(failed), "scenario")+" failed: "+strings.Join(failed, ", "))
 	}
 	if len(stale) > 0 {
-		parts = append(parts, harness.Plural(len(stale), "stale baseline entry", "stale baseline entries")+" (they pass now): "+strings.Join(stale, ", "))
+		parts = append(parts, irregular(len(stale), "stale baseline entry", "stale baseline entries")+" (they pass now): "+strings.Join(stale, ", "))
 	}
 	if len(unknown) > 0 {
-		parts = append(parts, harness.Plural(len(unknown), "scenario", "scenarios")+" inconclusive: "+strings.Join(unknown, ", "))
+		parts = append(parts, harness.Plural(len(unknown), "scenario")+" inconclusive: "+strings.Join(unknown, ", "))
 	}
 	if len(parts) == 0 {
 		return "no verdict"
 	}
 	return strings.Join(parts, "; ")
 }
+
+// depth says how deep each scenario searches, for status lines.
+func (c *common) depth() string {
+	switch {
+	case c.budget > 0 && c.checks > 0:
+		return fmt.Sprintf("up to %s per scenario within %s", plural(c.checks, "check"), c.budget)
+	case c.budget > 0:
+		return fmt.Sprintf("as many checks as %s allows", c.budget)
+	}
+	return plural(c.checks, "check") + " per scenario"
+}
+
+// depthFlags are the flags that replay the search's depth.
+func (c *common) depthFlags() []string {
+	var out []string
+	if c.checks > 0 {
+		out = append(out, "--checks", strconv.Itoa(c.checks))
+	}
+	if c.budget > 0 {
+		out = append(out, "--budget", c.budget.String())
+	}
+	return out
+}
+
+func plural(n int, noun string) string { return harness.Plural(n, noun) }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string {

@@ -25,6 +25,8 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&c.checks, "checks", 25, "run `N` trials per check")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed the server's plans with `N` (0: pick one and print it)")
 	fs.DurationVar(&c.shrinkTime, "shrink-time", 10*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+harness.FormatDuration(maxShrinkTime))
+	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "`N` trials in flight at once (1: one at a time)")
+	fs.DurationVar(&c.budget, "budget", 0, "time the trials may take: trials keep starting until the `duration` is spent")
 	c.outs.register(fs)
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
 	fs.BoolVar(&c.verbose, "v", false, "log every attempt received on standard error")
@@ -60,7 +62,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	case *name == "":
 		return 0, usagef("--name: want a name")
 	}
-	outs, baseline, err := c.prepare()
+	outs, baseline, err := c.prepare(fs)
 	if err != nil {
 		return 0, err
 	}
@@ -73,10 +75,11 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 	backend := faults.NewEmbedded()
 	defer backend.Close(context.Background())
-	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	report := &harness.Report{Version: harness.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
 	repro := func(id scenarios.ID, seed uint64) string {
 		parts := []string{"onceproof certify-client", "--exec", shellQuote(*command), "--scenario", string(id),
-			"--seed", strconv.FormatUint(seed, 10), "--checks", strconv.Itoa(c.checks)}
+			"--seed", strconv.FormatUint(seed, 10)}
+		parts = append(parts, c.depthFlags()...)
 		if *ops != scenarios.DefaultClientOps {
 			parts = append(parts, "--ops", strconv.Itoa(*ops))
 		}
@@ -89,12 +92,12 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return strings.Join(parts, " ")
 	}
 	cfg := scenarios.ClientConfig{Name: *name, Checks: checks, Ops: *ops, MaxAttempts: *maxAttempts, MaxOpTime: *maxOpTime,
+		Trials: c.checks, Seed: c.seed, Budget: c.budget, Slots: c.slots, ShrinkTime: c.shrinkTime,
 		Backend: backend, Repro: repro, Progress: prog.update}
 	if c.verbose {
 		cfg.Attempts = stderr
 	}
-	fmt.Fprintf(log, "certifying client %s: %s (%s per scenario, %s per trial, seed %d)\n", *name, *command,
-		harness.Plural(c.checks, "check", "checks"), harness.Plural(*ops, "operation", "operations"), c.seed)
+	fmt.Fprintf(log, "certifying client %s: %s (%s, %s per trial, seed %d)\n", *name, *command, c.depth(), plural(*ops, "operation"), c.seed)
 	tr, err := scenarios.RunClient(ctx, scenarios.ExecClientOp(*command), cfg)
 	prog.done()
 	if ctx.Err() != nil {

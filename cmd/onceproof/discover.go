@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -17,36 +18,51 @@ import (
 	"github.com/onceproof/onceproof/harness"
 )
 
-// discover lists an MCP server's tools with their annotations, classifies
-// them (read-only or write) and writes a starter spec certify accepts: one
-// entry per tool, with an arguments template drawn from its input schema
-// and an oracle for the user to point at what counts the tool's effects.
+// discover lists the tools an MCP server (--mcp) or an OpenAPI document
+// (--openapi) describes and writes a starter spec certify accepts once each
+// oracle points at what counts the tool's effects.
 func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
 	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint `URL`, e.g. http://127.0.0.1:8090/mcp")
+	document := fs.String("openapi", "", "an OpenAPI 3.0 or 3.1 document, a `FILE` or an http(s) URL")
 	out := fs.String("out", "", "write the starter spec to `FILE` (default: standard output after the table)")
-	oracle := fs.String("oracle-url", "", "oracle `URL` template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
-	allowRemote := fs.Bool("allow-remote", false, "allow an MCP server that is not on loopback")
-	if help, err := parse(fs, args, "Usage: onceproof discover --mcp URL [--out FILE]", stdout); help || err != nil {
+	oracle := fs.String("oracle-url", "", "--mcp: oracle `URL` template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
+	var o openapiFlags
+	o.register(fs)
+	if help, err := parse(fs, args, discoverUsage, stdout); help || err != nil {
 		return exitOK, err
 	}
-	u, err := url.Parse(*endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return 0, usagef("discover: --mcp: want http://host:port/path, got %q", *endpoint)
+	if (*endpoint == "") == (*document == "") {
+		return 0, usagef("discover: want exactly one of --mcp URL and --openapi FILE|URL")
 	}
-	if *oracle == "" {
-		*oracle = u.Scheme + "://" + u.Host + "/count?marker={{.Marker}}"
-	}
+	// The starter spec's file is opened before anything is fetched.
 	var file *target
 	if *out != "" {
+		var err error
 		if file, err = openTarget("--out", *out); err != nil {
 			return 0, err
 		}
 		defer file.discard()
 	}
-	guard := &harness.Guard{AllowRemote: *allowRemote}
+	switch {
+	case *document != "":
+		if *oracle != "" {
+			return 0, usagef("discover: --oracle-url is for --mcp; an OpenAPI spec gets an oracle placeholder")
+		}
+		return discoverOpenAPI(ctx, *document, file, o, stdout, stderr)
+	case o.setForOpenAPI():
+		return 0, usagef("discover: --operation, --server and --server-var are for --openapi")
+	}
+	u, err := url.Parse(*endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return 0, usagef("discover: --mcp: want http://host:port/path, got %q", *endpoint)
+	}
+	guard := &harness.Guard{AllowRemote: o.allowRemote}
 	if err := guard.CheckURL(*endpoint); err != nil {
 		return 0, fmt.Errorf("--mcp: %w", err)
+	}
+	if *oracle == "" {
+		*oracle = u.Scheme + "://" + u.Host + "/count?marker={{.Marker}}"
 	}
 	tools, err := listTools(ctx, *endpoint, guard)
 	if err != nil {
@@ -63,20 +79,38 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t\n", t.Name, class, ro, idem, destr)
 	}
 	_ = tw.Flush()
-	spec := starterSpec(*endpoint, *oracle, tools)
-	if *out == "" {
-		fmt.Fprint(stdout, "\n"+spec)
-		return exitOK, nil
-	}
-	if err := file.commit(func(w io.Writer) error { _, err := io.WriteString(w, spec); return err }); err != nil {
+	return writeDraft(starterSpec(*endpoint, *oracle, tools), file, "fill in each tool's oracle", stdout, stderr)
+}
+
+// writeDraft writes a starter spec to file (opened before the run), or to
+// stdout after a blank line when file is nil.
+func writeDraft(d harness.SpecDraft, file *target, todo string, stdout, stderr io.Writer) (int, error) {
+	var b bytes.Buffer
+	if err := harness.WriteSpec(&b, d); err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stderr, "wrote %s: fill in each tool's oracle, then run onceproof certify --spec %s\n", *out, *out)
+	if file == nil {
+		fmt.Fprint(stdout, "\n"+b.String())
+		return exitOK, nil
+	}
+	if err := file.commit(func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stderr, "wrote %s: %s, then run onceproof certify --spec %s\n", file.path, todo, file.path)
 	return exitOK, nil
 }
 
+const discoverUsage = `Usage: onceproof discover --mcp URL [--out FILE] [--oracle-url URL]
+       onceproof discover --openapi FILE|URL [--out FILE] [--operation ID]... [--server URL]
+                          [--server-var NAME=VALUE]... [--allow-remote]`
+
+// discoverTimeout bounds listing an MCP server's tools or fetching a document.
+const discoverTimeout = 15 * time.Second
+
+// listTools lists an MCP server's tools, connecting only where guard lets
+// it.
 func listTools(ctx context.Context, endpoint string, guard *harness.Guard) ([]*mcp.Tool, error) {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, discoverTimeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof-discover", Version: onceproofVersion()}, nil)
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: true,
@@ -106,13 +140,13 @@ func hints(t *mcp.Tool) (readOnly, idempotent bool, destructive string) {
 	return t.Annotations.ReadOnlyHint, t.Annotations.IdempotentHint, destructive
 }
 
-// starterSpec writes a spec entry per tool.
-func starterSpec(endpoint, oracle string, tools []*mcp.Tool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Starter spec written by onceproof discover --mcp %s\n", endpoint)
-	b.WriteString("# Check each tool's arguments and point its oracle at something that counts the\n")
-	b.WriteString("# tool's effects for a marker (an HTTP count endpoint, a SQL query, a command).\n")
-	b.WriteString("version: 1\ntools:\n")
+// starterSpec drafts a spec entry per tool.
+func starterSpec(endpoint, oracle string, tools []*mcp.Tool) harness.SpecDraft {
+	d := harness.SpecDraft{Comment: []string{
+		"Starter spec written by onceproof discover --mcp " + endpoint,
+		"Check each tool's arguments and point its oracle at something that counts the",
+		"tool's effects for a marker (an HTTP count endpoint, a SQL query, a command).",
+	}}
 	for _, t := range tools {
 		ro, _, _ := hints(t)
 		args, keyArg, marker := argumentsTemplate(t.InputSchema)
@@ -120,27 +154,38 @@ func starterSpec(endpoint, oracle string, tools []*mcp.Tool) string {
 		if ro {
 			class = "claims readOnlyHint: only the annotations check runs"
 		}
-		fmt.Fprintf(&b, "  # %s — %s\n", t.Name, class)
-		fmt.Fprintf(&b, "  - name: %s\n    mcp:\n      url: %s\n      tool: %s\n      arguments: %s\n", specName(t.Name), endpoint, t.Name, yamlQuote(args))
+		td := harness.ToolDraft{
+			Name:    specName(t.Name),
+			Comment: []string{t.Name + " — " + class},
+			MCP:     &harness.MCPDraft{URL: endpoint, Tool: t.Name, Arguments: args, KeyArgument: keyArg},
+			// Most tools that create something return its id; the preflight
+			// refuses a result_id that finds nothing.
+			ResultID: resultIDPointer(t.OutputSchema),
+			Oracle:   harness.OracleDraft{HTTP: &harness.OracleHTTPDraft{URL: oracle, Count: "/count"}},
+			Notes: map[string]harness.Note{
+				"mcp.arguments": {Guessed: true, Text: "from the input schema: every property, the marker in the first string"},
+				"result_id":     {Guessed: true, Text: "the id the output schema names"},
+				"oracle":        {Guessed: true, Text: "the server's /count (or --oracle-url): TODO: point it at what counts this tool's effects"},
+			},
+		}
+		if td.ResultID == "" {
+			delete(td.Notes, "result_id")
+		}
 		switch {
 		case keyArg != "":
-			fmt.Fprintf(&b, "      key_argument: %s\n", keyArg)
+			td.Notes["mcp.key_argument"] = harness.Note{Guessed: true, Text: "the argument named like an idempotency key"}
 		case ro:
-			b.WriteString("      # no key: the tool claims readOnlyHint, so only its annotations are checked\n")
+			// A tool that claims readOnlyHint needs no key.
 		default:
-			b.WriteString("      key_meta: idempotency-key   # the tool takes no key argument: the key travels in _meta\n")
+			td.MCP.KeyMeta = "idempotency-key"
+			td.Notes["mcp.key_meta"] = harness.Note{Guessed: true, Text: "the tool takes no key argument: the key travels in _meta"}
 		}
 		if !marker {
-			b.WriteString("      # TODO: no string argument carries {{.Marker}}; the spec is refused until one does\n")
+			td.Notes["mcp.arguments"] = harness.Note{Text: "TODO: no string argument carries {{.Marker}}; the spec is refused until one does"}
 		}
-		if p := resultIDPointer(t.OutputSchema); p != "" {
-			fmt.Fprintf(&b, "    result_id: %s\n", p)
-		} else {
-			b.WriteString("    # result_id: the output schema names no id; point this at the result's id if it has one\n")
-		}
-		fmt.Fprintf(&b, "    oracle:\n      http: {url: %s, count: /count}   # TODO: count this tool's effects\n", yamlQuote(oracle))
+		d.Tools = append(d.Tools, td)
 	}
-	return b.String()
+	return d
 }
 
 // argumentsTemplate renders a JSON object template from an input schema:
@@ -188,7 +233,7 @@ func argumentsTemplate(schema any) (tpl, keyArg string, marker bool) {
 }
 
 // resultIDPointer is "/id" when an output schema has an "id" property, ""
-// otherwise (a pointer that matches nothing fails the preflight).
+// otherwise.
 func resultIDPointer(schema any) string {
 	raw, _ := json.Marshal(schema)
 	var s struct {
@@ -209,6 +254,3 @@ func specName(s string) string {
 		return '-'
 	}, s)
 }
-
-// yamlQuote single-quotes s for YAML.
-func yamlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

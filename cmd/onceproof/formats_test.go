@@ -129,6 +129,26 @@ func TestFormatsFromARealRun(t *testing.T) {
 	})
 }
 
+// TestEveryFormatSaysHowDeep: every passing scenario, in every format,
+// states the per-trial failure rate its valid trials rule out.
+func TestEveryFormatSaysHowDeep(t *testing.T) {
+	files, _, _ := demoReport(t)
+	// 10 valid trials rule out 26% (1 - 0.05^(1/10) = 0.259).
+	for _, tc := range []struct {
+		format, want, reason string
+	}{
+		{"text", "rules out a per-trial failure rate of 26% or more (95% confidence)", "the verdict line"},
+		{"json", `"ruled_out_rate": 0.2588`, "a field of each passing scenario"},
+		{"junit", "rules out a per-trial failure rate of 26% or more", "each passing testcase's output"},
+		{"markdown", "✅ PASS 10/10 (rules out ≥26%)", "each passing cell"},
+		{"html", "10/10 · rules out ≥26%", "each passing cell"},
+	} {
+		data, err := os.ReadFile(files[tc.format])
+		require.NoError(t, err)
+		require.Contains(t, string(data), tc.want, "%s: %s", tc.format, tc.reason)
+	}
+}
+
 func TestBaselineSemantics(t *testing.T) {
 	files, _, _ := demoReport(t)
 	write := func(body string) string {

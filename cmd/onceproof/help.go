@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strconv"
 	"strings"
 )
 
@@ -34,7 +35,12 @@ Usage:
   onceproof demo [flags]            certify the built-in fixture tools (no Docker, no config)
   onceproof certify [flags]         certify the tools of a spec file
   onceproof certify-client [flags]  certify an agent-side retry wrapper (--exec CMD performs one operation)
-  onceproof discover --mcp URL      list an MCP server's tools and write a starter spec
+  onceproof chaos --spec FILE       many agents, many operations, faults raining: one check of the whole history
+  onceproof discover --mcp URL | --openapi FILE|URL
+                                    list an MCP server's tools or an OpenAPI document's operations
+                                    and write a starter spec
+  onceproof lint --mcp URL | --spec FILE
+                                    check what the model reads: key instructions, hints, key schemas
   onceproof report [flags]          convert a saved JSON report (--in FILE) to other formats
   onceproof verify-certificate FILE recompute a certificate's sha256
   onceproof sweep                   remove containers and networks that killed runs left behind
@@ -93,7 +99,7 @@ func help(ctx context.Context, cmd string, stdout, stderr io.Writer) int {
 	case "version":
 		fmt.Fprint(stdout, versionUsage)
 		return exitOK
-	case "certify", "certify-client", "demo", "discover", "report":
+	case "certify", "certify-client", "chaos", "demo", "discover", "lint", "report":
 		return run(ctx, []string{cmd, "--help"}, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "onceproof: help: unknown command %q\n\n%s", cmd, usage)
@@ -129,4 +135,14 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w)
 	})
+}
+
+// irregular spells a count whose noun phrase has an irregular plural: n,
+// then one when n is 1, many otherwise ("1 verdict differs", "2 verdicts
+// differ").
+func irregular(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -290,40 +291,65 @@ func terminal(w io.Writer) bool {
 // colorable reports whether w is a terminal that did not ask for NO_COLOR.
 func colorable(w io.Writer) bool { return terminal(w) && os.Getenv("NO_COLOR") == "" }
 
-// progress shows a live line per tool and scenario on a terminal (checks
-// done, valid trials, elapsed time) and nothing elsewhere.
+// progress shows one live line on a terminal for everything running at
+// once: scenarios running and done, trials so far, failures being shrunk.
 type progress struct {
-	w    io.Writer
-	live bool
+	w     io.Writer
+	live  bool
+	began time.Time
 
-	mu   sync.Mutex
-	last string
+	mu    sync.Mutex
+	last  string
+	shown time.Time
+	state map[string]scenarios.Progress // by "tool/scenario"
 }
 
 func newProgress(w io.Writer, quiet bool) *progress {
-	return &progress{w: w, live: !quiet && terminal(w)}
+	return &progress{w: w, live: !quiet && terminal(w), began: time.Now(), state: map[string]scenarios.Progress{}}
 }
 
 func (p *progress) update(ev scenarios.Progress) {
 	if !p.live {
 		return
 	}
-	state := progressState(ev.Checks, ev.Valid, ev.Shrinking)
-	line := fmt.Sprintf("%s: %s — %s, %s", ev.Tool, ev.Scenario, state, ev.Elapsed.Round(100*time.Millisecond))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.state[ev.Tool+"/"+string(ev.Scenario)] = ev
+	if time.Since(p.shown) < 100*time.Millisecond {
+		return
+	}
+	tools := map[string]bool{}
+	trials, valid, shrinking := 0, 0, 0
+	for _, s := range p.state {
+		tools[s.Tool] = true
+		trials += s.Checks
+		valid += s.Valid
+		if s.Shrinking {
+			shrinking++
+		}
+	}
+	line := fmt.Sprintf("%s, %s: %s, %s valid", plural(len(tools), "tool"), plural(len(p.state), "scenario"), plural(trials, "trial"), strconv.Itoa(valid))
+	if shrinking > 0 {
+		line += fmt.Sprintf(", %s shrinking", plural(shrinking, "failure"))
+	}
+	line += " — " + time.Since(p.began).Round(100*time.Millisecond).String()
+	if line != p.last {
+		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+		p.last, p.shown = line, time.Now()
+	}
+}
+
+// line shows a live line of the caller's own.
+func (p *progress) line(line string) {
+	if !p.live {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if line != p.last {
 		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
 		p.last = line
 	}
-}
-
-// progressState is the live line's count of checks.
-func progressState(checks, valid int, shrinking bool) string {
-	if shrinking {
-		return fmt.Sprintf("FAILED after %s, shrinking", harness.Plural(checks, "check", "checks"))
-	}
-	return fmt.Sprintf("%s, %d valid", harness.Plural(checks, "check", "checks"), valid)
 }
 
 // done ends the live line.

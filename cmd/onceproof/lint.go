@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/lint"
+)
+
+const lintUsage = "Usage: onceproof lint --mcp URL | --spec FILE [--tool NAME]... [--format F [--out FILE]]... [--fail-on error|warning|info|never] [--allow-remote]"
+
+// lintCmd reads what the model reads about each tool — an MCP server's
+// tools as tools/list shows them (--mcp), or a spec's tools (--spec: its
+// MCP tools from their servers, against the entry; its HTTP tools as
+// declared) — and reports the findings of the lint rules. Exit 1 when a
+// finding reaches --fail-on, 3 when an MCP server cannot be reached.
+func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
+	endpoint := fs.String("mcp", "", "an MCP server's Streamable HTTP endpoint: lint every tool it lists")
+	specPath := fs.String("spec", "", "a spec file: lint its tools (MCP tools are listed from their servers)")
+	var tools []string
+	fs.Func("tool", "lint only this tool (repeatable; the MCP tool's name with --mcp, the spec entry's with --spec)", func(s string) error {
+		tools = append(tools, s)
+		return nil
+	})
+	var outs outputs
+	outs.register(fs)
+	failOn := fs.String("fail-on", string(lint.Error), "exit 1 when a finding of this severity or worse exists: error, warning, info or never")
+	allowRemote := fs.Bool("allow-remote", false, "allow MCP servers that are not on loopback")
+	if help, err := parse(fs, args, lintUsage, stdout); help || err != nil {
+		return exitOK, err
+	}
+	threshold, err := lint.ParseSeverity(*failOn)
+	if err != nil {
+		return 0, usagef("lint: --fail-on: %v", err)
+	}
+	if (*endpoint == "") == (*specPath == "") {
+		return 0, usagef("lint: give exactly one of --mcp URL and --spec FILE")
+	}
+	list, err := outs.resolve()
+	if err != nil {
+		return 0, err
+	}
+	if err := openOutputs(list); err != nil {
+		return 0, err
+	}
+	defer discardOutputs(list)
+	report := &harness.Report{Version: harness.ReportVersion, Kind: harness.KindLint, Onceproof: onceproofVersion(), Started: time.Now().UTC()}
+	if *endpoint != "" {
+		report.Tools, err = lintServer(ctx, *endpoint, tools, *allowRemote)
+	} else {
+		report.Tools, err = lintSpec(ctx, *specPath, tools, *allowRemote)
+	}
+	if err != nil {
+		return 0, err
+	}
+	for i := range report.Tools {
+		report.Tools[i].Lint.FailOn = threshold
+	}
+	if err := writeOutputs(report, list, stdout); err != nil {
+		return 0, err
+	}
+	return lintExitCode(report), nil
+}
+
+// lintExitCode is exitFailed when a finding reaches its threshold.
+func lintExitCode(r *harness.Report) int {
+	if len(r.LintFailing()) > 0 {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// checkMCPEndpoint validates an MCP endpoint and refuses a remote one unless
+// allowed.
+func checkMCPEndpoint(ctx context.Context, endpoint string, allowRemote bool) error {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("lint: --mcp: want http://host:port/path, got %q", endpoint)
+	}
+	return (&harness.Guard{AllowRemote: allowRemote}).CheckURL(endpoint)
+}
+
+// lintServer lints the tools an MCP server lists (those named, when names
+// are given).
+func lintServer(ctx context.Context, endpoint string, names []string, allowRemote bool) ([]harness.ToolReport, error) {
+	if err := checkMCPEndpoint(ctx, endpoint, allowRemote); err != nil {
+		return nil, err
+	}
+	listed, err := listTools(ctx, endpoint, &harness.Guard{AllowRemote: allowRemote})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
+	}
+	var have []string
+	for _, t := range listed {
+		have = append(have, t.Name)
+	}
+	for _, n := range names {
+		if !slices.Contains(have, n) {
+			return nil, usagef("lint: --tool %s: %s has no such tool (it has: %s)", n, endpoint, strings.Join(have, ", "))
+		}
+	}
+	var out []harness.ToolReport
+	for _, t := range listed {
+		if len(names) > 0 && !slices.Contains(names, t.Name) {
+			continue
+		}
+		res := lint.MCP(t, lint.MCPOptions{})
+		out = append(out, harness.ToolReport{Name: t.Name, Lint: &res})
+	}
+	return out, nil
+}
+
+// lintSpec lints a spec's tools (those named, when names are given).
+func lintSpec(ctx context.Context, path string, names []string, allowRemote bool) ([]harness.ToolReport, error) {
+	spec, err := harness.LoadSpec(path)
+	if err != nil {
+		if !errors.Is(err, harness.ErrSpec) {
+			return nil, usagef("%v", err)
+		}
+		return nil, err
+	}
+	selected := spec.Tools
+	if len(names) > 0 {
+		selected = nil
+		for _, n := range names {
+			ts, err := spec.Find(n)
+			if err != nil {
+				return nil, usagef("--tool: %v", err)
+			}
+			selected = append(selected, ts)
+		}
+	}
+	servers := map[string][]*mcp.Tool{}
+	var out []harness.ToolReport
+	for _, ts := range selected {
+		var res lint.Result
+		if ts.MCP == nil {
+			res = ts.LintHTTP()
+			out = append(out, harness.ToolReport{Name: ts.Name, Lint: &res})
+			continue
+		}
+		guard := &harness.Guard{AllowRemote: allowRemote}
+		if err := ts.CheckTargets(guard, spec.Path); err != nil {
+			return nil, err
+		}
+		tool, err := specMCPTool(ctx, ts, servers, guard)
+		if err != nil {
+			return nil, err
+		}
+		res = ts.LintMCP(tool)
+		out = append(out, harness.ToolReport{Name: ts.Name, Lint: &res})
+	}
+	return out, nil
+}
+
+// specMCPTool lists the tools of ts's MCP server (once per server, cached
+// in servers) and returns the one ts names. A server that does not answer
+// is ErrUnreachable; one without the tool, a spec error at mcp.tool.
+func specMCPTool(ctx context.Context, ts harness.ToolSpec, servers map[string][]*mcp.Tool, guard *harness.Guard) (*mcp.Tool, error) {
+	listed, ok := servers[ts.MCP.URL]
+	if !ok {
+		var err error
+		if listed, err = listTools(ctx, ts.MCP.URL, guard); err != nil {
+			return nil, fmt.Errorf("%w: tool %s: %w", harness.ErrUnreachable, ts.Name, err)
+		}
+		servers[ts.MCP.URL] = listed
+	}
+	var have []string
+	for _, t := range listed {
+		if t.Name == ts.MCP.Tool {
+			return t, nil
+		}
+		have = append(have, t.Name)
+	}
+	return nil, ts.FieldError("mcp.tool", fmt.Sprintf("the server at %s has no tool %q (it has: %s)", ts.MCP.URL, ts.MCP.Tool, strings.Join(have, ", ")))
+}
+
+// lintBeforeCertify lints the selected tools of a spec before certify runs
+// them. Findings never change certify's exit code: they are printed as
+// warnings on stderr (unless quiet) and kept for the report (see
+// attachLint). A tool whose MCP server cannot be reached now is marked
+// skipped: certify itself will report it.
+func lintBeforeCertify(ctx context.Context, selected []harness.ToolSpec, quiet bool, stderr io.Writer) map[string]*lint.Result {
+	out := map[string]*lint.Result{}
+	servers := map[string][]*mcp.Tool{}
+	n := 0
+	for _, ts := range selected {
+		var res lint.Result
+		if ts.MCP == nil {
+			res = ts.LintHTTP()
+		} else if tool, err := specMCPTool(ctx, ts, servers, ts.MCP.Guard); err != nil {
+			res = lint.Result{Skipped: err.Error(), Findings: []lint.Finding{}}
+		} else {
+			res = ts.LintMCP(tool)
+		}
+		res.FailOn = lint.Never
+		out[ts.Name] = &res
+		lint.Sort(res.Findings)
+		for _, f := range res.Findings {
+			n++
+			if !quiet {
+				fmt.Fprintf(stderr, "lint: %s\n", f)
+			}
+		}
+	}
+	if n > 0 && !quiet {
+		fmt.Fprintf(stderr, "lint: %s; they do not change the verdict (onceproof lint --spec FILE explains each)\n", plural(n, "finding"))
+	}
+	return out
+}
+
+// attachLint puts each tool's lint result into its report.
+func attachLint(r *harness.Report, results map[string]*lint.Result) {
+	for i := range r.Tools {
+		if res, ok := results[r.Tools[i].Name]; ok {
+			r.Tools[i].Lint = res
+		}
+	}
+}
