@@ -21,6 +21,24 @@ var ErrPreflight = errors.New("preflight failed")
 // ErrUnreachable marks a tool or oracle that could not be reached at all.
 var ErrUnreachable = errors.New("unreachable")
 
+// ErrResultID marks a result_id pointer that finds nothing in a 2xx answer.
+var ErrResultID = errors.New("result pointer matches nothing")
+
+// FieldError is an error about one field of a tool's spec found by running
+// the tool (the preflight call): Field is its path relative to the tool
+// ("result_id", "oracle.http.count"). [ToolSpec.Locate] turns it into an
+// error naming the file, line and field.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+// Error returns "FIELD: ERR".
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *FieldError) Unwrap() error { return e.Err }
+
 // Session is one tool behind one fault proxy. Toxics act on every
 // connection through the proxy, so a Session runs one trial at a time (one
 // faulted attempt, or one group of held attempts); trials that overlap each
@@ -242,6 +260,9 @@ func (s *Session) send(ctx context.Context, call *Call, origin time.Time, g Give
 	if err != nil {
 		// Nothing is written before the connection exists: not delivered.
 		a.Outcome, a.Error = Failed, fmt.Sprintf("dial: %v", err)
+		if ctx.Err() != nil {
+			a.Error = fmt.Sprintf("abandoned: %v", context.Cause(ctx))
+		}
 		a.End = time.Since(origin)
 		if written != nil {
 			written(false)
@@ -390,6 +411,11 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 // the annotations scenario checks that it makes no effect). Anything else
 // means the spec or oracle is wrong; an error wrapping ErrPreflight (and
 // ErrUnreachable when nothing answered) says how.
+//
+// A result_id pointer that finds nothing in the 2xx answer (of a tool that
+// is not read-only), and an oracle answer of the wrong shape, are errors too (a [*FieldError] naming the
+// field, wrapping ErrOracleShape for the oracle): with them every "same
+// result" check would compare empty values, or no count would be read.
 func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error) {
 	op := s.NewOp(1)
 	call, err := s.tool.Prepare(op)
@@ -397,7 +423,13 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 		return Attempt{}, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
 	a, err := s.Do(ctx, call, nil, time.Now(), GiveUp{})
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return a, fmt.Errorf("%w: %w", ErrPreflight, context.Cause(ctx))
+	case errors.Is(err, ErrOracleShape), errors.Is(err, ErrRemoteTarget), errors.As(err, new(*FieldError)):
+		// The oracle answered: it is reachable, its spec does not fit.
+		return a, fmt.Errorf("%w: %w", ErrPreflight, err)
+	case err != nil:
 		return a, fmt.Errorf("%w: %w: %w", ErrPreflight, ErrUnreachable, err)
 	}
 	switch {
@@ -405,10 +437,18 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 		return a, fmt.Errorf("%w: %w: tool %s: %s %s got no response: %s", ErrPreflight, ErrUnreachable, s.tool.Name(), call.Summary, s.tool.Upstream(), a.Error)
 	case a.Status/100 != 2:
 		return a, fmt.Errorf("%w: tool %s: a plain call returned status %d, want 2xx (body: %s)", ErrPreflight, s.tool.Name(), a.Status, a.Body)
+	}
+	// A read-only tool's verdict compares no results: its result_id is moot.
+	if p, ok := s.tool.(interface{ ResultIDPointer() string }); ok && !readOnly && p.ResultIDPointer() != "" && a.ResultID == "" {
+		return a, fmt.Errorf("%w: %w", ErrPreflight, &FieldError{Field: "result_id", Err: fmt.Errorf(
+			"%w: %s finds no value in the 2xx answer of a plain call (%s): every same-result check would compare empty values",
+			ErrResultID, p.ResultIDPointer(), dash(a.Body))})
+	}
+	switch {
 	case readOnly:
 		return a, nil
 	case a.Before != 0:
-		return a, fmt.Errorf("%w: oracle %s counted %d effects for a fresh marker before any call", ErrPreflight, s.oracle, a.Before)
+		return a, fmt.Errorf("%w: oracle %s counted %s for a fresh marker before any call", ErrPreflight, s.oracle, Plural(a.Before, "effect"))
 	case a.After != 1:
 		return a, fmt.Errorf("%w: one plain call moved oracle %s by %d, want exactly 1 (is the oracle counting the marker %s?)", ErrPreflight, s.oracle, a.After-a.Before, op.Marker)
 	}

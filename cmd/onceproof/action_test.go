@@ -110,7 +110,7 @@ var (
 	stepOutRE   = regexp.MustCompile(`\bsteps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z0-9_-]+)`)
 	writesOutRE = regexp.MustCompile(`echo "([A-Za-z0-9_-]+)=[^"]*" >> "\$GITHUB_OUTPUT"`)
 	longFlagRE  = regexp.MustCompile(`(?:^|[\s(])--([a-z][a-z0-9-]*)`)
-	helpFlagRE  = regexp.MustCompile(`(?m)^  -([A-Za-z0-9-]+)`)
+	helpFlagRE  = regexp.MustCompile(`(?m)^  --?([A-Za-z0-9-]+)`)
 	formatArgRE = regexp.MustCompile(`--format ([a-z]+)`)
 )
 

@@ -66,6 +66,15 @@ func chaosCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err := scenarios.CheckChaosConfig(cfg); err != nil {
 		return 0, usagef("chaos: %v", err)
 	}
+	// The report's file is opened before the run.
+	var file *target
+	if *out != "" {
+		var err error
+		if file, err = openTarget("--out", *out); err != nil {
+			return 0, err
+		}
+		defer file.discard()
+	}
 	spec, err := harness.LoadSpec(*specPath)
 	if err != nil {
 		if !errors.Is(err, harness.ErrSpec) {
@@ -77,9 +86,11 @@ func chaosCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return 0, err
 	}
-	if err := ts.CheckTargets(ctx, spec.Path, *allowRemote); err != nil {
+	guard := &harness.Guard{AllowRemote: *allowRemote}
+	if err := ts.CheckTargets(guard, spec.Path); err != nil {
 		return 0, err
 	}
+	ts = ts.WithGuard(guard)
 	log := stderr
 	if *quiet {
 		log = io.Discard
@@ -115,14 +126,14 @@ func chaosCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		if *format == "json" {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
-			return enc.Encode(chaosDocument{Version: harness.ReportVersion, Kind: "chaos", Onceproof: version, Started: started, Chaos: &rep})
+			return enc.Encode(chaosDocument{Version: harness.ReportVersion, Kind: "chaos", Onceproof: onceproofVersion(), Started: started, Chaos: &rep})
 		}
 		return rep.WriteText(w)
 	}
-	if *out == "" {
+	if file == nil {
 		err = write(stdout)
 	} else {
-		err = writeFile(*out, write)
+		err = file.commit(write)
 	}
 	if err != nil {
 		return 0, err

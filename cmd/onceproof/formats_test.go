@@ -228,11 +228,11 @@ func TestOutputFlags(t *testing.T) {
 		err    string
 		reason string
 	}{
-		{nil, []output{{"text", ""}}, "", "default: text on standard output"},
-		{[]string{"--format", "json", "--out", "r.json"}, []output{{"json", "r.json"}}, "", "a format and its file"},
-		{[]string{"--out", "r.xml", "--format", "junit"}, []output{{"junit", "r.xml"}}, "", "an --out before its --format"},
-		{[]string{"--format", "json", "--out", "r.json", "--format", "text"}, []output{{"json", "r.json"}, {"text", ""}}, "", "a file and standard output"},
-		{[]string{"--out", "r.txt"}, []output{{"text", "r.txt"}}, "", "--out alone is text"},
+		{nil, []output{{format: "text", path: ""}}, "", "default: text on standard output"},
+		{[]string{"--format", "json", "--out", "r.json"}, []output{{format: "json", path: "r.json"}}, "", "a format and its file"},
+		{[]string{"--out", "r.xml", "--format", "junit"}, []output{{format: "junit", path: "r.xml"}}, "", "an --out before its --format"},
+		{[]string{"--format", "json", "--out", "r.json", "--format", "text"}, []output{{format: "json", path: "r.json"}, {format: "text"}}, "", "a file and standard output"},
+		{[]string{"--out", "r.txt"}, []output{{format: "text", path: "r.txt"}}, "", "--out alone is text"},
 		{[]string{"--format", "json", "--format", "text"}, nil, "only one format can go to standard output", "two formats on standard output"},
 		{[]string{"--format", "pdf"}, nil, "want one of", "unknown format"},
 	} {
