@@ -36,10 +36,10 @@ type Report struct {
 	Version int `json:"version"`
 	// Kind is KindLint for the report of onceproof lint, whose tools have
 	// lint results and no scenarios; "" for a certification.
-	Kind      string       `json:"kind,omitempty"`
-	Onceproof string       `json:"onceproof"`
-	Toxiproxy string       `json:"toxiproxy"`
-	Started   time.Time    `json:"started"`
+	Kind      string    `json:"kind,omitempty"`
+	Onceproof string    `json:"onceproof"`
+	Toxiproxy string    `json:"toxiproxy"`
+	Started   time.Time `json:"started"`
 	// Run identifies the run (and the shard) a certification report is of.
 	Run   *RunInfo     `json:"run,omitempty"`
 	Tools []ToolReport `json:"tools"`
