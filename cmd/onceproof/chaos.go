@@ -53,10 +53,14 @@ func chaosCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return 0, usagef("chaos: --spec is required")
 	case *format != "text" && *format != "json":
 		return 0, usagef("chaos: --format %q: want text or json", *format)
-	case *duration < 0:
-		return 0, usagef("chaos: --duration %s: want a positive duration", *duration)
 	case *agents < 1, *ops < 1, *maxAttempts < 1:
 		return 0, usagef("chaos: agents %d, ops %d, max attempts %d: want at least 1 each", *agents, *ops, *maxAttempts)
+	}
+	if err := checkDuration("duration", *duration, maxBudget); err != nil {
+		return 0, err
+	}
+	if err := checkDuration("max-backoff", *maxBackoff, maxBackoffLimit); err != nil {
+		return 0, err
 	}
 	cfg := scenarios.ChaosConfig{Agents: *agents, Ops: *ops, FaultRate: *faultRate, NoFaults: *faultRate == 0,
 		DuplicateRate: *dupRate, Duration: *duration, MaxAttempts: *maxAttempts, MaxBackoff: *maxBackoff, Seed: *seed}

@@ -31,10 +31,25 @@ const (
 
 // The longest durations the flags accept; a longer one is a usage error.
 const (
-	maxBackoffLimit = time.Minute // --max-backoff
-	maxShrinkTime   = time.Hour   // --shrink-time
-	maxOpTimeLimit  = time.Hour   // certify-client --max-op-time
+	maxBackoffLimit = time.Minute    // --max-backoff
+	maxShrinkTime   = time.Hour      // --shrink-time
+	maxOpTimeLimit  = time.Hour      // certify-client --max-op-time
+	maxBudget       = 24 * time.Hour // --budget, chaos --duration
+	maxParallel     = 1024           // --parallel
+	maxChecks       = 10_000_000     // --checks
 )
+
+// checkDuration refuses a negative duration given to flag name, or one
+// longer than limit.
+func checkDuration(name string, d, limit time.Duration) error {
+	switch {
+	case d < 0:
+		return usagef("--%s %s: want a duration of zero or more", name, d)
+	case d > limit:
+		return usagef("--%s %s: too long, at most %s", name, d, harness.FormatDuration(limit))
+	}
+	return nil
+}
 
 // cleanupTimeout bounds removing what a run started (containers, proxies),
 // which happens even after an interrupt.
@@ -146,7 +161,7 @@ type common struct {
 func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
 	fs.IntVar(&c.checks, "checks", checks, "`N` trials per scenario; a pass with N valid trials rules out a per-trial failure rate of about 3/N at 95% confidence (100 checks: 3%)")
 	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "`N` trials in flight at once, over every scenario and tool (1: one at a time)")
-	fs.DurationVar(&c.budget, "budget", 0, "time the trials of each tool may take: trials keep starting until the `duration` is spent (--checks then caps them only if given); trades time for depth")
+	fs.DurationVar(&c.budget, "budget", 0, "time the trials of each tool may take: trials keep starting until the `duration` (at most "+harness.FormatDuration(maxBudget)+") is spent (--checks then caps them only if given); trades time for depth")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed the fault plans with `N` (0: pick one and print it)")
 	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws, a `duration` of at most "+harness.FormatDuration(maxBackoffLimit))
 	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+harness.FormatDuration(maxShrinkTime))
@@ -178,26 +193,19 @@ func idList() string {
 
 // check validates the shared flags.
 func (c *common) check(fs *flag.FlagSet) error {
-	if c.checks < 1 {
-		return usagef("--checks %d: want at least 1", c.checks)
+	if c.checks < 1 || c.checks > maxChecks {
+		return usagef("--checks %d: want 1 to %d", c.checks, maxChecks)
 	}
-	if c.maxBackoff < 0 {
-		return usagef("--max-backoff %s: want a duration of zero or more", c.maxBackoff)
+	if c.parallel < 1 || c.parallel > maxParallel {
+		return usagef("--parallel %d: want 1 to %d", c.parallel, maxParallel)
 	}
-	if c.maxBackoff > maxBackoffLimit {
-		return usagef("--max-backoff %s: too long, at most %s", c.maxBackoff, harness.FormatDuration(maxBackoffLimit))
-	}
-	if c.shrinkTime < 0 {
-		return usagef("--shrink-time %s: want a duration of zero or more", c.shrinkTime)
-	}
-	if c.shrinkTime > maxShrinkTime {
-		return usagef("--shrink-time %s: too long, at most %s", c.shrinkTime, harness.FormatDuration(maxShrinkTime))
-	}
-	if c.parallel < 1 {
-		return usagef("--parallel %d: want at least 1", c.parallel)
-	}
-	if c.budget < 0 {
-		return usagef("--budget %s: want a positive duration", c.budget)
+	for _, d := range []struct {
+		name         string
+		value, limit time.Duration
+	}{{"max-backoff", c.maxBackoff, maxBackoffLimit}, {"shrink-time", c.shrinkTime, maxShrinkTime}, {"budget", c.budget, maxBudget}} {
+		if err := checkDuration(d.name, d.value, d.limit); err != nil {
+			return err
+		}
 	}
 	if c.budget > 0 && !flagSet(fs, "checks") {
 		c.checks = 0 // the budget alone bounds the search
