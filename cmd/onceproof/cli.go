@@ -410,17 +410,20 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	wg.Wait()
 	prog.done()
-	if ctx.Err() != nil {
-		return 0, ctx.Err()
-	}
-	if shard != nil {
-		var kept []harness.ToolReport
-		for i, t := range report.Tools {
-			if !skipped[i] {
-				kept = append(kept, t)
-			}
+	var kept []harness.ToolReport
+	for i, t := range report.Tools {
+		if !skipped[i] && t.Name != "" {
+			kept = append(kept, t)
 		}
-		report.Tools = kept
+	}
+	report.Tools = kept
+	if ctx.Err() != nil {
+		if !failedAny(report) {
+			return 0, ctx.Err()
+		}
+		// Interrupted with a failure found (perhaps while shrinking it):
+		// report the smallest case so far; the run still exits 130.
+		return finish(report, baseline, outs, nil, stdout, stderr)
 	}
 	for _, err := range errs {
 		if err != nil && !errors.Is(err, harness.ErrPreflight) {
@@ -429,6 +432,18 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	attachLint(report, lints)
 	return finish(report, baseline, outs, cert, stdout, stderr)
+}
+
+// failedAny reports whether a scenario of r failed.
+func failedAny(r *harness.Report) bool {
+	for _, t := range r.Tools {
+		for _, s := range t.Scenarios {
+			if s.Verdict == harness.Fail {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // finish applies the baseline, writes every output and the certificate, and

@@ -405,3 +405,52 @@ func TestShellQuote(t *testing.T) {
 		require.Equal(t, tc.want, shellQuote(tc.in), tc.reason)
 	}
 }
+
+// slowNaive serves a tool with no idempotency that takes 60ms per write,
+// so that shrinking its failure takes a while.
+func slowNaive(t *testing.T) string {
+	t.Helper()
+	var mu sync.Mutex
+	effects := map[string]int{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			mu.Lock()
+			n := effects[r.URL.Query().Get("marker")]
+			mu.Unlock()
+			fmt.Fprintf(w, `{"count":%d}`, n)
+			return
+		}
+		var v struct{ Subject string }
+		_ = json.NewDecoder(r.Body).Decode(&v)
+		time.Sleep(60 * time.Millisecond)
+		mu.Lock()
+		effects[strings.TrimPrefix(v.Subject, "refund ")]++
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprint(w, `{"id":"x"}`)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+// TestInterruptWhileShrinkingWritesTheFailure: a run interrupted while it
+// shrinks a failure still writes its report, with the smallest case found
+// so far marked as such, and exits 130.
+func TestInterruptWhileShrinkingWritesTheFailure(t *testing.T) {
+	spec := writeSpec(t, slowNaive(t))
+	out := filepath.Join(t.TempDir(), "report.json")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(1500*time.Millisecond, func() { cancel(fmt.Errorf("%w (SIGINT)", errInterrupted)) })
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"certify", "--spec", spec, "--scenario", "lost-response", "--seed", "3", "--quiet", "--format", "json", "--out", out}, &stdout, &stderr)
+	require.Equal(t, exitInterrupted, code, stderr.String())
+	r, err := harness.ReadReport(out)
+	require.NoError(t, err, "the report is written")
+	s := r.Tools[0].Scenarios[0]
+	require.Equal(t, harness.Fail, s.Verdict)
+	require.NotNil(t, s.Counterexample)
+	require.Contains(t, s.Counterexample.Shrink, "interrupted")
+}
