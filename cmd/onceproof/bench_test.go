@@ -166,3 +166,43 @@ func bareExchanges(b *testing.B, n int) time.Duration {
 	}
 	return time.Since(start)
 }
+
+// BenchmarkChaos is `onceproof chaos` of the shipped example spec against
+// the correct fixture: 32 agents, 5,000 operations, a 20% fault rate. It
+// reports operations per second.
+func BenchmarkChaos(b *testing.B) {
+	addr, _ := serveFixture(b, fixtures.Correct)
+	src, err := os.ReadFile("../../examples/create-ticket.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := filepath.Join(b.TempDir(), "create-ticket.yaml")
+	if err := os.WriteFile(spec, []byte(strings.ReplaceAll(string(src), "127.0.0.1:8080", addr)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(b.TempDir(), "chaos.json")
+	var ops, seconds float64
+	for b.Loop() {
+		var stderr bytes.Buffer
+		code := run(context.Background(), []string{"chaos", "--spec", spec, "--agents", "32", "--ops", "5000", "--fault-rate", "0.2", "--quiet", "--format", "json", "--out", out}, io.Discard, &stderr)
+		if code != exitOK {
+			b.Fatalf("chaos exited %d: %s", code, stderr.String())
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var doc struct {
+			Chaos struct {
+				Ops      float64 `json:"ops"`
+				Duration float64 `json:"duration_ns"`
+			} `json:"chaos"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			b.Fatal(err)
+		}
+		ops += doc.Chaos.Ops
+		seconds += doc.Chaos.Duration / 1e9
+	}
+	b.ReportMetric(ops/seconds, "ops/s")
+}
