@@ -70,8 +70,8 @@ type Captured struct {
 	// closed or reset).
 	Received, Answered time.Time
 	Method, Path       string
-	// Key is the Idempotency-Key header; HasKey tells an absent header
-	// from an empty one.
+	// Key is the Idempotency-Key header (or the endpoint's key header);
+	// HasKey tells an absent header from an empty one.
 	Key    string
 	HasKey bool
 	// Body is the request body (at most [CaptureMaxBody] bytes).
@@ -121,6 +121,8 @@ type Answerer func(*Captured) CaptureAnswer
 type Capture struct {
 	ln  net.Listener
 	srv *http.Server
+	// keyHeader is the header read as the key (canonical form).
+	keyHeader string
 
 	mu       sync.Mutex
 	answer   Answerer
@@ -138,7 +140,13 @@ func NewCapture() (*Capture, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture endpoint: %w", err)
 	}
-	c := &Capture{ln: ln, conns: map[string]string{}}
+	return serveCapture(ln, DefaultKeyHeader), nil
+}
+
+// serveCapture serves a capture endpoint on ln that reads the key from
+// keyHeader.
+func serveCapture(ln net.Listener, keyHeader string) *Capture {
+	c := &Capture{ln: ln, conns: map[string]string{}, keyHeader: http.CanonicalHeaderKey(keyHeader)}
 	c.srv = &http.Server{
 		Handler:           http.HandlerFunc(c.serve),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -146,7 +154,7 @@ func NewCapture() (*Capture, error) {
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
 	go func() { _ = c.srv.Serve(ln) }()
-	return c, nil
+	return c
 }
 
 // Addr is the host:port the endpoint listens on.
@@ -203,7 +211,7 @@ func (c *Capture) serve(w http.ResponseWriter, r *http.Request) {
 	defer c.inflight.Done()
 
 	rec := Captured{Received: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Remote: r.RemoteAddr}
-	if vs, ok := r.Header["Idempotency-Key"]; ok {
+	if vs, ok := r.Header[c.keyHeader]; ok {
 		rec.HasKey = true
 		rec.Key = strings.Join(vs, ",")
 	}

@@ -71,6 +71,13 @@ type ContainerSpec struct {
 	// Startup bounds how long each container may take to become ready
 	// (default 60s).
 	Startup time.Duration
+	// Replicas is how many copies of the tool container run (default 1, at
+	// most MaxReplicas), sharing the dependencies; see [ReplicaAlias].
+	Replicas int
+	// Downstream, when set, is the HTTP dependency onceproof plays for the
+	// tool: the environment starts it where the tool containers reach it
+	// and hands them its URL.
+	Downstream *DownstreamSpec
 }
 
 // Service is one container.
@@ -105,9 +112,10 @@ type EnvOptions struct {
 	Images testcontainers.ImageSubstitutor
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
-	// Inbound is how many inbound proxies the Toxiproxy container serves
-	// at once (one per overlapping trial; default DefaultInbound). The
-	// embedded Toxiproxy has no such limit.
+	// Inbound is how many overlapping trials the Toxiproxy container
+	// serves at once, each with one inbound proxy per replica (default
+	// DefaultInbound; with replicas, at most maxInboundPorts proxies in
+	// all). The embedded Toxiproxy has no such limit.
 	Inbound int
 }
 
@@ -124,10 +132,14 @@ type Env struct {
 	docker *testcontainers.DockerClient
 	net    *testcontainers.DockerNetwork
 
-	mu       sync.Mutex
-	all      []*testcontainers.DockerContainer
-	tool     *testcontainers.DockerContainer
-	deps     map[string]*testcontainers.DockerContainer
+	mu    sync.Mutex
+	all   []*testcontainers.DockerContainer
+	tool  *testcontainers.DockerContainer   // the first replica
+	tools []*testcontainers.DockerContainer // every replica, in order
+	down  map[int]bool                      // replicas killed and not restarted yet (from 1)
+	// downstream is the endpoint playing the tool's HTTP dependency.
+	downstream *Downstream
+	deps       map[string]*testcontainers.DockerContainer
 	toxi     *testcontainers.DockerContainer
 	remote   *faults.Remote
 	links    map[string]faults.Proxy
@@ -148,6 +160,7 @@ func StartEnv(ctx context.Context, spec ContainerSpec, opts EnvOptions) (env *En
 	if spec.Startup <= 0 {
 		spec.Startup = 60 * time.Second
 	}
+	spec.Replicas = min(max(spec.Replicas, 1), MaxReplicas)
 	if opts.Inbound <= 0 {
 		opts.Inbound = DefaultInbound
 	}
@@ -174,6 +187,9 @@ func StartEnv(ctx context.Context, spec ContainerSpec, opts EnvOptions) (env *En
 	if e.net, err = network.New(ctx, network.WithLabels(e.labels())); err != nil {
 		return nil, fmt.Errorf("container network: %w", err)
 	}
+	if err := e.startDownstream(ctx); err != nil {
+		return nil, err
+	}
 	for _, d := range spec.Dependencies {
 		aliases := []string{d.Name}
 		if d.Proxied && spec.Toxiproxy == ToxiproxyContainer {
@@ -190,7 +206,7 @@ func StartEnv(ctx context.Context, spec ContainerSpec, opts EnvOptions) (env *En
 			return nil, err
 		}
 	}
-	if e.tool, err = e.start(ctx, spec.Tool, []string{spec.Tool.Name}); err != nil {
+	if err := e.startTools(ctx); err != nil {
 		return nil, err
 	}
 	e.startup = time.Since(began)
@@ -282,7 +298,7 @@ func (e *Env) startToxiproxy(ctx context.Context) error {
 		}
 	}
 	ports := []string{"8474/tcp"}
-	for i := range e.opts.Inbound {
+	for i := range e.inboundPorts() {
 		ports = append(ports, fmt.Sprintf("%d/tcp", inboundPort+i))
 	}
 	opts := []testcontainers.ContainerCustomizer{
@@ -309,8 +325,8 @@ func (e *Env) startToxiproxy(ctx context.Context) error {
 	if err := e.mapPort(ctx, c, "onceproof-toxiproxy", 8474); err != nil {
 		return err
 	}
-	e.inbound = make(chan int, e.opts.Inbound)
-	for i := range e.opts.Inbound {
+	e.inbound = make(chan int, e.inboundPorts())
+	for i := range e.inboundPorts() {
 		if err := e.mapPort(ctx, c, "onceproof-toxiproxy", inboundPort+i); err != nil {
 			return err
 		}
@@ -427,55 +443,18 @@ func (p *inboundProxy) Close(ctx context.Context) error {
 	return err
 }
 
-// Inbound is how many inbound proxies the environment serves at once (0:
-// no limit, the embedded Toxiproxy).
+// Inbound is how many overlapping trials the environment serves at once,
+// each with one inbound proxy per replica (0: no limit, the embedded
+// Toxiproxy).
 func (e *Env) Inbound() int {
 	if e.inbound == nil {
 		return 0
 	}
-	return cap(e.inbound)
+	return max(cap(e.inbound)/e.spec.Replicas, 1)
 }
 
 // Close leaves the environment to Env.Close.
 func (b *containerBackend) Close(ctx context.Context) error { return nil }
-
-// Crash kills the tool's container with SIGKILL: no graceful shutdown, what
-// it had not written is gone.
-func (e *Env) Crash(ctx context.Context) error {
-	if _, err := e.docker.ContainerKill(ctx, e.tool.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
-		return fmt.Errorf("kill %s: %w", e.spec.Tool.Name, err)
-	}
-	return nil
-}
-
-// Restart starts the crashed tool container again and waits until its port
-// answers (and its HTTP wait path, if any, returns 2xx). Its mapped port may
-// move: Resolve reflects the new one.
-func (e *Env) Restart(ctx context.Context) error {
-	if err := e.tool.Start(ctx); err != nil {
-		return fmt.Errorf("restart %s: %w", e.spec.Tool.Name, err)
-	}
-	if err := e.mapPort(ctx, e.tool, e.spec.Tool.Name, e.spec.Tool.Port); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	e.restarts++
-	e.mu.Unlock()
-	addr := e.Resolve(e.ToolAddr())
-	deadline := time.Now().Add(e.spec.Startup)
-	for {
-		if err := probe(ctx, addr, e.spec.Tool.Wait.HTTP); err == nil {
-			return nil
-		} else if time.Now().After(deadline) {
-			return fmt.Errorf("restart %s: not ready after %s: %w", e.spec.Tool.Name, e.spec.Startup, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
 
 // probe checks that addr accepts connections and, given a path, answers 2xx.
 func probe(ctx context.Context, addr, path string) error {
@@ -514,6 +493,9 @@ func (e *Env) Close(ctx context.Context) error {
 	var errs []error
 	if e.remote != nil {
 		_ = e.remote.Close(ctx)
+	}
+	if e.downstream != nil {
+		errs = append(errs, e.downstream.Close())
 	}
 	for i := len(all) - 1; i >= 0; i-- {
 		// The containers are disposable: killed, not stopped gracefully, so

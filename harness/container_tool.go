@@ -37,6 +37,7 @@ type ContainerTool struct {
 // point at the environment's tool container (alias:port).
 func NewContainerTool(env *Env, c HTTPConfig) (*ContainerTool, error) {
 	c.Oracle = WithResolver(c.Oracle, env.Resolve)
+	c.Downstream = env.Downstream()
 	// The URL names the tool's own container (its alias), which Upstream
 	// maps to where it is reached.
 	c.Guard = c.Guard.trusting(env.ToolAddr())
@@ -51,12 +52,24 @@ func NewContainerTool(env *Env, c HTTPConfig) (*ContainerTool, error) {
 func (t *ContainerTool) Env() *Env { return t.env }
 
 // Upstream implements Tool: the tool's mapped port for the embedded
-// Toxiproxy, its alias for the Toxiproxy container on its network.
-func (t *ContainerTool) Upstream() string {
+// Toxiproxy, its alias for the Toxiproxy container on its network (of its
+// first replica when it runs as several).
+func (t *ContainerTool) Upstream() string { return t.ReplicaUpstream(1) }
+
+// Replicas implements Replicated.
+func (t *ContainerTool) Replicas() int { return t.env.Replicas() }
+
+// ReplicaUpstream implements Replicated.
+func (t *ContainerTool) ReplicaUpstream(i int) string {
 	if t.env.Mode() == ToxiproxyContainer {
-		return t.env.ToolAddr()
+		return t.env.ReplicaAddr(i)
 	}
-	return t.env.Resolve(t.env.ToolAddr())
+	return t.env.Resolve(t.env.ReplicaAddr(i))
+}
+
+// CrashReplica implements ReplicaCrasher.
+func (t *ContainerTool) CrashReplica(ctx context.Context, i int) error {
+	return t.env.CrashReplica(ctx, i)
 }
 
 // Backend implements BackendProvider (nil in embedded mode).

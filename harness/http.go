@@ -46,6 +46,9 @@ type HTTPConfig struct {
 	// Guard checks the tool's address (nil: loopback only, see [Guard]); the
 	// fault proxy is given the literal address it resolves to.
 	Guard *Guard
+	// Downstream, when set, is the HTTP dependency the tool calls, played
+	// by onceproof (see [Downstreamed]).
+	Downstream *Downstream
 }
 
 // HTTPTool is a write tool reached with one HTTP request per attempt. It
@@ -63,6 +66,7 @@ type HTTPTool struct {
 	timeout   time.Duration
 	resultID  *Pointer
 	oracle    Oracle
+	down      *Downstream
 }
 
 // NewHTTPTool validates c and returns the tool.
@@ -81,7 +85,7 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 	t := &HTTPTool{
 		name: c.Name, url: u, upstream: upstream, method: c.Method,
 		headers: map[string]*Template{}, keyHeader: DefaultKeyHeader,
-		keyFormat: c.KeyFormat, timeout: c.Timeout, oracle: c.Oracle,
+		keyFormat: c.KeyFormat, timeout: c.Timeout, oracle: c.Oracle, down: c.Downstream,
 	}
 	if t.method == "" {
 		t.method = http.MethodPost

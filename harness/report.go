@@ -275,9 +275,10 @@ func (c *Counterexample) write(b *strings.Builder, indent string) {
 		fmt.Fprintf(b, "%s(%s)\n", indent, c.Shrink)
 	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s#\top\tfault\tdelay\tat\tgave up\toutcome\tstatus\tresult_id\teffects\t\n", indent)
+	cols := attemptColumns(c.Attempts)
+	fmt.Fprintf(tw, "%s#\top\t%sfault\tdelay\tat\tgave up\toutcome\tstatus\tresult_id\teffects\t\n", indent, cols.header())
 	for _, a := range c.Attempts {
-		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", indent, a.N, shortOp(a.Op), dash(a.Fault),
+		fmt.Fprintf(tw, "%s%d\t%s\t%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", indent, a.N, shortOp(a.Op), cols.cells(a), dash(a.Fault),
 			round(a.Delay), round(a.Start), a.gaveUp(), a.Outcome, dashInt(a.Status), dash(a.ResultID), counts(a.Before, a.After))
 	}
 	_ = tw.Flush()

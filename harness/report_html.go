@@ -483,6 +483,9 @@ func rhBuildTimeline(c *Counterexample) rhTimeline {
 		}
 		ln.BarW = max(rhRound(x(a.End)-ln.BarX), 2)
 		ln.FullLabel = fmt.Sprintf("#%d %s", a.N, shortOp(a.Op))
+		if note := a.laneNote(); note != "" {
+			ln.FullLabel += " " + note
+		}
 		if len(markers) > 1 && a.Marker != "" {
 			// Say which chart below the attempt counts towards.
 			ln.FullLabel += " " + rhShortMarker(a.Marker)

@@ -45,9 +45,13 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // run on their own Session, made with [Session.Fork]: its own proxy, the
 // same tool, oracle and operation minter.
 type Session struct {
-	tool    Tool
-	proxy   faults.Proxy
-	oracle  Oracle
+	tool  Tool
+	proxy faults.Proxy
+	// replicas holds one proxy per replica of a [Replicated] tool (proxy
+	// is the first), and balance which replica each attempt goes to.
+	replicas []faults.Proxy
+	balance  balancer
+	oracle   Oracle
 	ops     *Ops
 	backend faults.Backend
 	// forked is set on a Session made by Fork: Close leaves the oracle to
@@ -93,11 +97,23 @@ func (s *Session) openProxy(ctx context.Context, n int) error {
 	if n > 0 {
 		name += fmt.Sprintf("-w%d", n)
 	}
-	p, err := s.backend.NewProxy(ctx, name, s.tool.Upstream())
-	if err != nil {
-		return fmt.Errorf("tool %s: proxy: %w", s.tool.Name(), err)
+	ups := upstreams(s.tool)
+	for i, up := range ups {
+		pname := name
+		if len(ups) > 1 {
+			pname += fmt.Sprintf("-r%d", i+1)
+		}
+		p, err := s.backend.NewProxy(ctx, pname, up)
+		if err != nil {
+			for _, q := range s.replicas {
+				_ = q.Close(ctx)
+			}
+			s.replicas = nil
+			return fmt.Errorf("tool %s: proxy: %w", s.tool.Name(), err)
+		}
+		s.replicas = append(s.replicas, p)
 	}
-	s.proxy = p
+	s.proxy = s.replicas[0]
 	return nil
 }
 
@@ -117,7 +133,11 @@ func (s *Session) Close(ctx context.Context) error {
 		closeOracle(s.oracle)
 	}
 	s.closeTool()
-	return s.proxy.Close(ctx)
+	var errs []error
+	for _, p := range s.replicas {
+		errs = append(errs, p.Close(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // closeTool closes the tool's connections (an MCP session) when this
@@ -134,7 +154,8 @@ func (s *Session) closeTool() {
 // Tool returns the tool under test.
 func (s *Session) Tool() Tool { return s.tool }
 
-// Proxy returns the session's fault proxy.
+// Proxy returns the session's fault proxy (of the first replica, for a
+// [Replicated] tool).
 func (s *Session) Proxy() faults.Proxy { return s.proxy }
 
 // NewOp mints a fresh operation whose payload draws come from seed.
@@ -148,13 +169,10 @@ func (s *Session) Count(ctx context.Context, marker string) (int, error) {
 	return s.oracle.Count(ctx, marker)
 }
 
-// Arm installs fault on the proxy; the caller disarms it.
+// Arm installs fault on the proxy (on every replica's, for a [Replicated]
+// tool); the caller disarms it.
 func (s *Session) Arm(ctx context.Context, f faults.Fault) (faults.Disarm, error) {
-	d, err := f.Arm(ctx, s.proxy)
-	if err != nil {
-		return nil, fmt.Errorf("arm %s: %w", f.Name(), err)
-	}
-	return d, nil
+	return armAll(ctx, f, s.replicas)
 }
 
 // Attempt is the record of one transmission.
@@ -184,6 +202,14 @@ type Attempt struct {
 	Error string `json:"error,omitempty"`
 	// Note says how the attempt went out (an MCP call's session).
 	Note string `json:"note,omitempty"`
+	// Replica is the replica that served the attempt (from 1), for a tool
+	// that runs as several; 0 otherwise.
+	Replica int `json:"replica,omitempty"`
+	// Link names the dependency an outbound attempt of the tool went to
+	// (its downstream provider); "" for the caller's attempts. Key is the
+	// idempotency key that outbound attempt carried ("" for none).
+	Link string `json:"link,omitempty"`
+	Key  string `json:"key,omitempty"`
 	// Before and After are the oracle's counts for the marker around the
 	// attempt (-1 when not taken, e.g. for overlapping attempts).
 	Before int `json:"before"`
@@ -202,6 +228,12 @@ func (a Attempt) gaveUp() string {
 // Line is the attempt as one log line.
 func (a Attempt) Line() string {
 	s := fmt.Sprintf("#%d %s fault=%s delay=%s outcome=%s", a.N, shortOp(a.Op), dash(a.Fault), round(a.Delay), a.Outcome)
+	if a.Replica > 0 {
+		s += fmt.Sprintf(" replica=%d", a.Replica)
+	}
+	if a.Link != "" {
+		s += fmt.Sprintf(" to=%s key=%s", a.Link, dash(a.Key))
+	}
 	if a.Status != 0 {
 		s += fmt.Sprintf(" status=%d", a.Status)
 	}
@@ -244,8 +276,16 @@ func (s *Session) SendWatched(ctx context.Context, call *Call, origin time.Time,
 }
 
 func (s *Session) send(ctx context.Context, call *Call, origin time.Time, g GiveUp, written func(whole bool)) Attempt {
+	return s.sendTo(ctx, s.pickReplica(), call, origin, g, written)
+}
+
+// sendTo is send through the proxy of replica (from 0).
+func (s *Session) sendTo(ctx context.Context, replica int, call *Call, origin time.Time, g GiveUp, written func(whole bool)) Attempt {
 	timeout := s.tool.Timeout()
 	a := Attempt{Op: call.Op.ID, Marker: call.Op.Marker, Deadline: timeout, Before: -1, After: -1}
+	if len(s.replicas) > 1 {
+		a.Replica = replica + 1
+	}
 	if g.After >= timeout {
 		g.After = 0
 	}
@@ -256,7 +296,7 @@ func (s *Session) send(ctx context.Context, call *Call, origin time.Time, g Give
 		deadline = d
 	}
 	dialer := net.Dialer{Deadline: deadline}
-	conn, err := dialer.DialContext(ctx, "tcp", s.proxy.Addr())
+	conn, err := dialer.DialContext(ctx, "tcp", s.replicas[replica].Addr())
 	if err != nil {
 		// Nothing is written before the connection exists: not delivered.
 		a.Outcome, a.Error = Failed, fmt.Sprintf("dial: %v", err)
@@ -386,13 +426,15 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 	if err != nil {
 		return Attempt{}, err
 	}
+	// The fault goes on the proxy of the replica the attempt goes to.
+	r := s.pickReplica()
 	var disarm faults.Disarm
 	if fault != nil {
-		if disarm, err = s.Arm(ctx, fault); err != nil {
+		if disarm, err = armAll(ctx, fault, s.replicas[r:r+1]); err != nil {
 			return Attempt{}, err
 		}
 	}
-	a := s.Send(ctx, call, origin, giveUp)
+	a := s.sendTo(ctx, r, call, origin, giveUp, nil)
 	if disarm != nil {
 		if err := disarm(ctx); err != nil {
 			return a, fmt.Errorf("disarm %s: %w", fault.Name(), err)
@@ -469,8 +511,13 @@ func (s *Session) Restart(ctx context.Context) error {
 	return s.Repoint(ctx)
 }
 
-// Repoint points the proxy at where the tool listens now (a restarted
-// container's port may have moved).
+// Repoint points the proxy (every replica's) at where the tool listens now
+// (a restarted container's port may have moved).
 func (s *Session) Repoint(ctx context.Context) error {
-	return s.proxy.SetUpstream(ctx, s.tool.Upstream())
+	for i, up := range upstreams(s.tool) {
+		if err := s.replicas[i].SetUpstream(ctx, up); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -94,6 +94,9 @@ type ToolSpec struct {
 	HTTP HTTPConfig
 	// Container is set when the tool runs as a container (Start starts it).
 	Container *ContainerSpec
+	// Downstream is set when the tool calls an HTTP dependency that
+	// onceproof plays (Start starts its endpoint).
+	Downstream *DownstreamSpec
 	// MCP is set for a tool served by an MCP server (its mcp: section); its
 	// Oracle and ResultID are those of the spec entry.
 	MCP *MCPConfig
@@ -261,7 +264,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 var (
 	specFields       = []string{"version", "tools"}
 	transports       = []string{"http", "mcp"}
-	toolFields       = append([]string{"name"}, append(slices.Clone(transports), "container", "result_id", "oracle")...)
+	toolFields       = append([]string{"name"}, append(slices.Clone(transports), "container", "downstream", "result_id", "oracle")...)
 	httpFields       = []string{"url", "method", "headers", "body", "key_header", "key_format", "timeout"}
 	oracleFields     = []string{"http", "command", "sql", "redis", "timeout", "settle"}
 	oracleHTTPFields = []string{"url", "count", "headers"}
@@ -740,6 +743,9 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (ToolSpec, bool) {
 	if f, ok := td.get(fs, "container"); ok {
 		td.container(f)
 		td.checkContainerURL()
+	}
+	if f, ok := td.get(fs, "downstream"); ok {
+		td.downstream(f)
 	}
 	if f, ok := td.get(fs, "result_id"); ok {
 		if s, ok := d.str(f); ok {

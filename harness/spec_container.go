@@ -17,7 +17,7 @@ import (
 
 // The fields of the container sections and the store oracles.
 var (
-	containerFields   = []string{"image", "name", "port", "env", "cmd", "wait", "toxiproxy", "startup", "dependencies"}
+	containerFields   = []string{"image", "name", "port", "env", "cmd", "wait", "toxiproxy", "startup", "replicas", "dependencies"}
 	dependencyFields  = []string{"name", "image", "port", "env", "cmd", "wait", "proxied"}
 	waitFields        = []string{"http", "log", "occurrence"}
 	oracleSQLFields   = []string{"dsn", "query"}
@@ -54,7 +54,14 @@ func (d toolDecoder) container(f field) {
 	if f, ok := d.get(fs, "startup"); ok {
 		c.Startup, _ = d.duration(f, false, MaxStartup)
 	}
+	c.Replicas = 1
+	if f, ok := d.get(fs, "replicas"); ok {
+		c.Replicas = d.replicas(f)
+	}
 	names := map[string]int{c.Tool.Name: fs.line}
+	for i := 1; c.Replicas > 1 && i <= c.Replicas; i++ {
+		names[ReplicaAlias(c.Tool.Name, i, c.Replicas)] = fs.line // the replicas' aliases
+	}
 	if f, ok := d.get(fs, "dependencies"); ok {
 		if f.val.Kind != yaml.SequenceNode {
 			d.errorf(f.line, f.path, "want a list of containers, got %s", describe(f.val))
@@ -303,10 +310,11 @@ func (t ToolSpec) Start(ctx context.Context, opts EnvOptions) (Tool, func(contex
 		return tool, func(context.Context) error { return tool.Close() }, nil
 	}
 	if t.Container == nil {
-		tool, err := t.Tool()
-		return tool, func(context.Context) error { return nil }, err
+		return t.startHTTP(opts)
 	}
-	env, err := StartEnv(ctx, *t.Container, opts)
+	spec := *t.Container
+	spec.Downstream = t.Downstream
+	env, err := StartEnv(ctx, spec, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
@@ -325,6 +333,9 @@ func (t ToolSpec) containerAliases() []string {
 		return nil
 	}
 	out := []string{net.JoinHostPort(t.Container.Tool.Name, strconv.Itoa(t.Container.Tool.Port))}
+	for i := 1; t.Container.Replicas > 1 && i <= t.Container.Replicas; i++ {
+		out = append(out, net.JoinHostPort(ReplicaAlias(t.Container.Tool.Name, i, t.Container.Replicas), strconv.Itoa(t.Container.Tool.Port)))
+	}
 	for _, d := range t.Container.Dependencies {
 		out = append(out, net.JoinHostPort(d.Name, strconv.Itoa(d.Port)))
 	}
