@@ -132,14 +132,10 @@ type Env struct {
 	docker *testcontainers.DockerClient
 	net    *testcontainers.DockerNetwork
 
-	mu    sync.Mutex
-	all   []*testcontainers.DockerContainer
-	tool  *testcontainers.DockerContainer   // the first replica
-	tools []*testcontainers.DockerContainer // every replica, in order
-	down  map[int]bool                      // replicas killed and not restarted yet (from 1)
-	// downstream is the endpoint playing the tool's HTTP dependency.
-	downstream *Downstream
-	deps       map[string]*testcontainers.DockerContainer
+	mu       sync.Mutex
+	all      []*testcontainers.DockerContainer
+	tool     *testcontainers.DockerContainer // the first replica
+	deps     map[string]*testcontainers.DockerContainer
 	toxi     *testcontainers.DockerContainer
 	remote   *faults.Remote
 	links    map[string]faults.Proxy
@@ -148,6 +144,11 @@ type Env struct {
 	closed   bool
 	startup  time.Duration
 	restarts int
+
+	tools []*testcontainers.DockerContainer // every replica, in order
+	down  map[int]bool                      // replicas killed and not restarted yet (from 1)
+	// downstream is the endpoint playing the tool's HTTP dependency.
+	downstream *Downstream
 }
 
 // StartEnv starts spec's containers and waits until each is ready. On error

@@ -52,8 +52,8 @@ type Session struct {
 	replicas []faults.Proxy
 	balance  balancer
 	oracle   Oracle
-	ops     *Ops
-	backend faults.Backend
+	ops      *Ops
+	backend  faults.Backend
 	// forked is set on a Session made by Fork: Close leaves the oracle to
 	// the Session it was forked from, and the tool too unless the fork has
 	// its own copy.

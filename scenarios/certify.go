@@ -133,7 +133,9 @@ func (c *certification) scenario(ctx context.Context, id ID) harness.ScenarioRep
 	s := &search[func(*trial) (result, error)]{
 		tool: c.tool.Name(), id: id, checks: c.cfg.Checks, seed: c.cfg.Seed,
 		slots: c.cfg.Slots, shrinkTime: c.cfg.ShrinkTime, progress: c.cfg.Progress,
-		plan: func(t *rapid.T) func(*trial) (result, error) { return sc.draw(t, c.cfg, c.tool) },
+		plan: func(t *rapid.T) func(*trial) (result, error) {
+			return drawBalance(t, c.tool).wrap(sc.draw(t, c.cfg, c.tool))
+		},
 		run: func(ctx context.Context, exec func(*trial) (result, error)) outcome {
 			return c.trial(ctx, sc, exec)
 		},

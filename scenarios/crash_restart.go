@@ -19,10 +19,15 @@ var errCrashed = errors.New("the tool was killed: no answer can come")
 // container is killed (SIGKILL) before the response is delivered; the
 // container is restarted and the retry arrives. Whatever the tool kept only
 // in memory is gone, so a tool whose dedupe records lived there duplicates.
-func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, error) {
+func crashRestart(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, error) {
 	seed := drawSeed(t, "payload")
 	retryDelay := drawDelay(t, 0, cfg.MaxBackoff, "delay-retry")
-	plan := fmt.Sprintf("the tool commits, its response is swallowed, its container is killed and restarted, then a retry after %s", retryDelay)
+	victim := drawVictim(t, tool)
+	container := "its container"
+	if victim > 0 {
+		container = fmt.Sprintf("its replica %d", victim)
+	}
+	plan := fmt.Sprintf("the tool commits, its response is swallowed, %s is killed and restarted, then a retry after %s", container, retryDelay)
 
 	return func(tr *trial) (result, error) {
 		res := result{plan: plan}
@@ -52,7 +57,7 @@ func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		committed := err == nil && n >= 1
 		crashAt := time.Since(tr.origin)
 		if committed {
-			err = crasher.Crash(tr.ctx)
+			err = crash(tr.ctx, crasher, victim)
 		}
 		abandon(errCrashed)
 		original := <-done
@@ -73,7 +78,7 @@ func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 			res.invalid = fmt.Sprintf("attempt %d: a response arrived before the crash", original.N)
 		}
 
-		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Start: time.Since(tr.origin), Before: 1}
+		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Start: time.Since(tr.origin), Before: 1, Replica: victim}
 		if err := tr.restart(tr.ctx); err != nil {
 			return res, err
 		}
@@ -94,4 +99,12 @@ func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		}
 		return res, tr.judge(&res, op, final, " after a crash and restart")
 	}
+}
+
+// crash kills the tool: replica victim of a tool that runs as several.
+func crash(ctx context.Context, c harness.Crasher, victim int) error {
+	if rc, ok := c.(harness.ReplicaCrasher); ok && victim > 0 {
+		return rc.CrashReplica(ctx, victim)
+	}
+	return c.Crash(ctx)
 }

@@ -27,6 +27,9 @@ const (
 	// DependencyFault needs a tool whose dependency links are proxied (a
 	// container with the Toxiproxy container).
 	DependencyFault ID = "dependency-fault"
+	// Downstream needs a tool whose calls to an HTTP dependency onceproof
+	// plays (a downstream section).
+	Downstream ID = "downstream"
 	// Annotations checks what an MCP tool claims: idempotentHint (a second
 	// identical call adds no effect) and readOnlyHint (no effect at all).
 	Annotations ID = "annotations"
@@ -58,6 +61,7 @@ func table() []scenario {
 		{id: DistinctKeys, draw: distinctKeys, needs: writeTool},
 		{id: CrashRestart, draw: crashRestart, needs: crasher, exclusive: true},
 		{id: DependencyFault, draw: dependencyFault, needs: linked, exclusive: true},
+		{id: Downstream, draw: downstream, needs: downstreamed},
 		{id: Annotations, draw: annotations, needs: hinted},
 	}
 }

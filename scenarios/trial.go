@@ -23,6 +23,10 @@ type trial struct {
 	// restart restarts a crashed tool and re-points every proxy in front
 	// of it (set for tools that can crash).
 	restart func(context.Context) error
+	// outbound, when set, returns the tool's own outbound attempts
+	// recorded since it was last called (see downstream.go); they join the
+	// log after the attempt during which they happened.
+	outbound func() []harness.Attempt
 }
 
 func newTrial(ctx context.Context, s *harness.Session) *trial {
@@ -105,6 +109,7 @@ func (tr *trial) record(a harness.Attempt) harness.Attempt {
 	if tr.log != nil {
 		tr.log(a)
 	}
+	tr.drainOutboundLocked()
 	return a
 }
 

@@ -7,10 +7,12 @@
 //	onceproof-fixture --kind correct --listen 127.0.0.1:8080 [--work 2ms]
 //	onceproof-fixture --kind correct-postgres --listen 0.0.0.0:8080 --postgres postgres://...
 //	onceproof-fixture --kind correct-redis --listen 0.0.0.0:8080 --redis redis://redis:6379/0
+//	onceproof-fixture --kind downstream-stable --listen 127.0.0.1:8080 --downstream http://127.0.0.1:9100
 //
 // Flags not given on the command line fall back to the environment: --kind
 // to ONCEPROOF_FIXTURE_KIND, --listen to ONCEPROOF_FIXTURE_LISTEN,
-// --postgres to DATABASE_URL and --redis to REDIS_URL.
+// --postgres to DATABASE_URL, --redis to REDIS_URL and --downstream (the
+// payment provider the downstream kinds call) to DOWNSTREAM_URL.
 //
 // A store-backed kind retries reaching its store for up to
 // --connect-timeout (30s), logging why on stderr, and creates its schema. It
@@ -64,13 +66,14 @@ const (
 	envListen   = "ONCEPROOF_FIXTURE_LISTEN"
 	envPostgres = "DATABASE_URL"
 	envRedis    = "REDIS_URL"
+	envDown     = "DOWNSTREAM_URL"
 )
 
 // runEnv is run with getenv for the environment fallbacks.
 func runEnv(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "onceproof-fixture"
 	var kinds []string
-	for _, k := range append(fixtures.Kinds(), fixtures.StoreKinds()...) {
+	for _, k := range append(append(fixtures.Kinds(), fixtures.StoreKinds()...), fixtures.DownstreamKinds()...) {
 		kinds = append(kinds, string(k))
 	}
 
@@ -81,9 +84,10 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdo
 	work := fs.Duration("work", fixtures.DefaultWork, "how long the tool works between deciding to act and committing")
 	postgres := fs.String("postgres", "", "PostgreSQL DSN, for the kinds that need it (env "+envPostgres+")")
 	redisURL := fs.String("redis", "", "Redis URL redis://host:port/db, for the kinds that need it (env "+envRedis+")")
+	downstream := fs.String("downstream", "", "the payment provider's base URL http://host:port, for the downstream kinds (env "+envDown+")")
 	connectTimeout := fs.Duration("connect-timeout", 30*time.Second, "how long to retry reaching the store at startup")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s --kind KIND --listen ADDR [--work DURATION] [--postgres DSN] [--redis URL]\n\n", name)
+		fmt.Fprintf(stderr, "usage: %s --kind KIND --listen ADDR [--work DURATION] [--postgres DSN] [--redis URL] [--downstream URL]\n\n", name)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -102,7 +106,7 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdo
 		flag string
 		env  string
 		dst  *string
-	}{{"kind", envKind, kindName}, {"listen", envListen, listen}, {"postgres", envPostgres, postgres}, {"redis", envRedis, redisURL}} {
+	}{{"kind", envKind, kindName}, {"listen", envListen, listen}, {"postgres", envPostgres, postgres}, {"redis", envRedis, redisURL}, {"downstream", envDown, downstream}} {
 		if v := getenv(fb.env); !given[fb.flag] && v != "" {
 			*fb.dst = v
 		}
@@ -129,11 +133,16 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdo
 		fmt.Fprintf(stderr, "%s: kind %s needs a Redis URL: pass --redis or set %s\n", name, kind, envRedis)
 		return exitUsage
 	}
+	if kind.NeedsDownstream() && *downstream == "" {
+		fmt.Fprintf(stderr, "%s: kind %s needs its payment provider's URL: pass --downstream or set %s\n", name, kind, envDown)
+		return exitUsage
+	}
 
 	opts := fixtures.Options{
 		Work:           *work,
 		Postgres:       *postgres,
 		Redis:          *redisURL,
+		Downstream:     *downstream,
 		ConnectTimeout: *connectTimeout,
 		Log:            stderr,
 	}
