@@ -111,7 +111,7 @@ func commandFlags(t *testing.T, cmd string) map[string]bool {
 	t.Helper()
 	_, out, _ := runCLI(t, cmd, "-h")
 	flags := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)`).FindAllStringSubmatch(out, -1) {
+	for _, m := range helpFlagRE.FindAllStringSubmatch(out, -1) {
 		flags[m[1]] = true
 	}
 	require.NotEmpty(t, flags, "%s -h lists its flags", cmd)

@@ -2,9 +2,7 @@ package repro_test
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,40 +12,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/onceproof/onceproof/faults/faultstest"
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
 	"github.com/onceproof/onceproof/harness/repro"
 	"github.com/onceproof/onceproof/scenarios"
 )
-
-// toxiproxyServer builds toxiproxy-server from the module onceproof uses and
-// runs it on a free loopback port; it returns the API's URL.
-func toxiproxyServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "toxiproxy-server")
-	build := exec.Command("go", "build", "-o", bin, "github.com/Shopify/toxiproxy/v2/cmd/server")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "build toxiproxy-server: %s", out)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", fmt.Sprint(port))
-	cmd.Env = append(os.Environ(), "LOG_LEVEL=error")
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for range 200 {
-		if resp, err := http.Get(url + "/version"); err == nil {
-			resp.Body.Close()
-			return url
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("toxiproxy-server did not come up")
-	return ""
-}
 
 func freePort(t *testing.T) string {
 	t.Helper()
@@ -103,7 +73,7 @@ func TestScriptReproducesTheDuplicate(t *testing.T) {
 			require.NoError(t, err)
 			defer fresh.Close()
 			cmd := exec.Command("bash", scripts[0])
-			cmd.Env = append(os.Environ(), "TOXIPROXY="+toxiproxyServer(t), "TARGET="+fresh.Addr(), "LISTEN="+freePort(t))
+			cmd.Env = append(os.Environ(), "TOXIPROXY="+faultstest.Server(t), "TARGET="+fresh.Addr(), "LISTEN="+freePort(t))
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "%s", out)
 			marker := s.Counterexample.Effects[0].Marker
