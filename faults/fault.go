@@ -55,8 +55,8 @@ func Phases() []Phase { return []Phase{BeforeServer, Torn, ResponseLost, Held, D
 // with Disable, close the proxy's listener (connections are refused) until
 // disarmed.
 type Setup struct {
-	Toxics  []Toxic
-	Disable bool
+	Toxics  []Toxic `json:"toxics,omitempty"`
+	Disable bool    `json:"disable,omitempty"`
 }
 
 // arm applies s to p and returns the Disarm undoing it.

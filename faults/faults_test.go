@@ -9,9 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/faults/faultstest"
 )
 
 // reps is how often each fault is repeated to show it is deterministic.
@@ -106,42 +104,12 @@ func backends() []backendCase {
 	return []backendCase{
 		{"embedded", func(t *testing.T) faults.Backend { return faults.NewEmbedded() }},
 		{"remote", func(t *testing.T) faults.Backend {
-			url := startToxiproxyServer(t)
+			url := faultstest.Server(t)
 			b, err := faults.NewRemote(context.Background(), url)
 			require.NoError(t, err)
 			return b
 		}},
 	}
-}
-
-// startToxiproxyServer builds toxiproxy-server from the module this project
-// depends on and runs it on a free loopback port for the test.
-func startToxiproxyServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "toxiproxy-server")
-	build := exec.Command("go", "build", "-o", bin, "github.com/Shopify/toxiproxy/v2/cmd/server")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "build toxiproxy-server: %s", out)
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-
-	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", fmt.Sprint(port))
-	cmd.Env = append(os.Environ(), "LOG_LEVEL=error")
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	require.True(t, waitFor(func() bool {
-		resp, err := http.Get(url + "/version")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil
-	}), "toxiproxy-server did not come up")
-	return url
 }
 
 func TestFaultsAreDeterministic(t *testing.T) {
@@ -276,7 +244,7 @@ func TestNewRemoteRejectsBadURL(t *testing.T) {
 
 func TestRemoteReplacesLeftoverProxy(t *testing.T) {
 	ctx := context.Background()
-	url := startToxiproxyServer(t)
+	url := faultstest.Server(t)
 	s := newSink(t)
 	// An earlier run left a proxy with the same name, pointing elsewhere.
 	_, err := toxiclient.NewClient(url).CreateProxy("leftover", "127.0.0.1:0", "127.0.0.1:1")

@@ -104,6 +104,9 @@ type Counterexample struct {
 	Shrink   string    `json:"shrink,omitempty"`
 	Attempts []Attempt `json:"attempts"`
 	Effects  []Effect  `json:"effects"`
+	// Requests are the distinct requests the attempts sent (see
+	// Attempt.Request).
+	Requests []Request `json:"requests,omitempty"`
 }
 
 // Effect is the oracle's final count for one marker against what exactly-once
@@ -112,6 +115,8 @@ type Effect struct {
 	Marker string `json:"marker"`
 	Count  int    `json:"count"`
 	Want   int    `json:"want"`
+	// CountURL is where an HTTP oracle counts this marker's effects.
+	CountURL string `json:"count_url,omitempty"`
 }
 
 // RuledOut is the per-trial failure rate that valid passing trials rule out

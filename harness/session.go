@@ -169,6 +169,10 @@ func (s *Session) Count(ctx context.Context, marker string) (int, error) {
 	return s.oracle.Count(ctx, marker)
 }
 
+// CountURL is where the session's oracle counts marker's effects, when it
+// is an HTTP oracle ("" otherwise).
+func (s *Session) CountURL(marker string) string { return CountURL(s.oracle, marker) }
+
 // Arm installs fault on the proxy (on every replica's, for a [Replicated]
 // tool); the caller disarms it.
 func (s *Session) Arm(ctx context.Context, f faults.Fault) (faults.Disarm, error) {
@@ -214,6 +218,13 @@ type Attempt struct {
 	// attempt (-1 when not taken, e.g. for overlapping attempts).
 	Before int `json:"before"`
 	After  int `json:"after"`
+	// Phase, Setup and Request say what the attempt was, for reproducers
+	// and renderers that must not read Fault's text (see attempt_record.go).
+	Phase   faults.Phase  `json:"phase,omitempty"`
+	Setup   *faults.Setup `json:"setup,omitempty"`
+	Request int           `json:"request,omitempty"`
+
+	req *Request // the request sent, until a Counterexample numbers it
 }
 
 // gaveUp is the caller's deadline when it met it (an attempt that timed out
@@ -282,7 +293,7 @@ func (s *Session) send(ctx context.Context, call *Call, origin time.Time, g Give
 // sendTo is send through the proxy of replica (from 0).
 func (s *Session) sendTo(ctx context.Context, replica int, call *Call, origin time.Time, g GiveUp, written func(whole bool)) Attempt {
 	timeout := s.tool.Timeout()
-	a := Attempt{Op: call.Op.ID, Marker: call.Op.Marker, Deadline: timeout, Before: -1, After: -1}
+	a := Attempt{Op: call.Op.ID, Marker: call.Op.Marker, Deadline: timeout, Before: -1, After: -1, req: requestOf(s.tool, call)}
 	if len(s.replicas) > 1 {
 		a.Replica = replica + 1
 	}
@@ -439,7 +450,7 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 		if err := disarm(ctx); err != nil {
 			return a, fmt.Errorf("disarm %s: %w", fault.Name(), err)
 		}
-		a.Fault = fault.Name()
+		a.WithFault(fault)
 	}
 	a.Before = before
 	if a.After, err = s.Count(ctx, call.Op.Marker); err != nil {

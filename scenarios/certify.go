@@ -182,7 +182,7 @@ func (c *certification) trial(ctx context.Context, sc scenario, exec func(*trial
 	res, err := exec(tr)
 	o := outcome{invalid: res.invalid, violation: res.violation, kind: res.kind, err: err}
 	if res.violation != "" {
-		o.ce = &harness.Counterexample{Plan: res.plan, Violation: res.violation, Attempts: tr.attemptLog(), Effects: res.effects}
+		o.ce = harness.NewCounterexample(res.plan, res.violation, tr.attemptLog(), res.effects)
 	}
 	return o
 }

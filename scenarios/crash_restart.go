@@ -48,7 +48,8 @@ func crashRestart(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (resul
 		done := make(chan harness.Attempt, 1)
 		go func() {
 			a := tr.s.SendWatched(octx, call, tr.origin, harness.GiveUp{}, nil)
-			a.Fault = swallow.Name() + " + crash"
+			a.WithFault(swallow)
+			a.Fault, a.Phase = swallow.Name()+" + crash", faults.Crash
 			done <- tr.record(a)
 		}()
 
@@ -78,7 +79,7 @@ func crashRestart(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (resul
 			res.invalid = fmt.Sprintf("attempt %d: a response arrived before the crash", original.N)
 		}
 
-		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Start: time.Since(tr.origin), Before: 1, Replica: victim}
+		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Phase: faults.Crash, Start: time.Since(tr.origin), Before: 1, Replica: victim}
 		if err := tr.restart(tr.ctx); err != nil {
 			return res, err
 		}

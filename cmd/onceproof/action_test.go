@@ -117,13 +117,8 @@ var (
 // certifyFlags lists the flags `onceproof certify -h` prints.
 func certifyFlags(t *testing.T) map[string]bool {
 	t.Helper()
-	code, out, errOut := runCLI(t, "certify", "-h")
-	require.Equal(t, exitOK, code, errOut)
-	flags := map[string]bool{}
-	for _, m := range helpFlagRE.FindAllStringSubmatch(out, -1) {
-		flags[m[1]] = true
-	}
-	require.True(t, flags["spec"] && flags["format"] && flags["out"], "certify -h lists its flags:\n%s", out)
+	flags := commandFlags(t, "certify")
+	require.True(t, flags["spec"] && flags["format"] && flags["out"], "certify -h lists its flags: %v", flags)
 	return flags
 }
 

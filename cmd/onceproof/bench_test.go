@@ -56,14 +56,7 @@ func serveFixture(b *testing.B, kind fixtures.Kind) (addr string, h *countingHan
 // after another, with a server that answers at once (the network alone).
 func BenchmarkCertifyExample(b *testing.B) {
 	addr, h := serveFixture(b, fixtures.Correct)
-	src, err := os.ReadFile("../../examples/create-ticket.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	spec := filepath.Join(b.TempDir(), "create-ticket.yaml")
-	if err := os.WriteFile(spec, []byte(strings.ReplaceAll(string(src), "127.0.0.1:8080", addr)), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	spec := exampleSpec(b, addr)
 	out := filepath.Join(b.TempDir(), "report.json")
 	var wall time.Duration
 	var trials, exchanges int64
@@ -102,6 +95,19 @@ func BenchmarkDemo(b *testing.B) {
 		}
 	}
 	b.ReportMetric(wall.Seconds()/float64(b.N), "s/demo")
+}
+
+// exampleSpec is the shipped example spec, pointed at addr.
+func exampleSpec(b *testing.B, addr string) string {
+	src, err := os.ReadFile("../../examples/create-ticket.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := filepath.Join(b.TempDir(), "create-ticket.yaml")
+	if err := os.WriteFile(spec, []byte(strings.ReplaceAll(string(src), "127.0.0.1:8080", addr)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return spec
 }
 
 // reportTrials sums the checks of a JSON report.
@@ -172,14 +178,7 @@ func bareExchanges(b *testing.B, n int) time.Duration {
 // reports operations per second.
 func BenchmarkChaos(b *testing.B) {
 	addr, _ := serveFixture(b, fixtures.Correct)
-	src, err := os.ReadFile("../../examples/create-ticket.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	spec := filepath.Join(b.TempDir(), "create-ticket.yaml")
-	if err := os.WriteFile(spec, []byte(strings.ReplaceAll(string(src), "127.0.0.1:8080", addr)), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	spec := exampleSpec(b, addr)
 	out := filepath.Join(b.TempDir(), "chaos.json")
 	var ops, seconds float64
 	for b.Loop() {

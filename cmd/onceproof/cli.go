@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/repro"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -155,6 +157,7 @@ type common struct {
 	tools      []string
 	parallel   int
 	budget     time.Duration
+	repro      string
 	slots      *scenarios.Slots
 }
 
@@ -169,6 +172,7 @@ func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
 	fs.BoolVar(&c.verbose, "v", false, "log every attempt on standard error")
 	fs.StringVar(&c.baseline, "baseline", "", "YAML `FILE` of known failing (tool, scenario) pairs: they do not fail the run; an entry that passes now does (stale)")
+	fs.StringVar(&c.repro, "repro", "", "write a reproducer (a bash script with curl and toxiproxy commands, and its toxics) for every failing scenario into `DIR`")
 	fs.Func("scenario", "scenario `ID` to run (repeatable; default all: "+idList()+")", func(s string) error {
 		id, err := scenarios.ParseID(s)
 		if err != nil {
@@ -423,7 +427,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 		// Interrupted with a failure found (perhaps while shrinking it):
 		// report the smallest case so far; the run still exits 130.
-		return finish(report, baseline, outs, nil, stdout, stderr)
+		return finish(report, baseline, outs, nil, c.repro, stdout, stderr)
 	}
 	for _, err := range errs {
 		if err != nil && !errors.Is(err, harness.ErrPreflight) {
@@ -431,7 +435,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 	}
 	attachLint(report, lints)
-	return finish(report, baseline, outs, cert, stdout, stderr)
+	return finish(report, baseline, outs, cert, c.repro, stdout, stderr)
 }
 
 // failedAny reports whether a scenario of r failed.
@@ -449,10 +453,19 @@ func failedAny(r *harness.Report) bool {
 // finish applies the baseline, writes every output and the certificate, and
 // returns the exit code the report earns. A non-zero code's reason goes to
 // stderr, whatever the outputs are.
-func finish(report *harness.Report, baseline *harness.Baseline, outs []output, cert *certificateFiles, stdout, stderr io.Writer) (int, error) {
+func finish(report *harness.Report, baseline *harness.Baseline, outs []output, cert *certificateFiles, reproDir string, stdout, stderr io.Writer) (int, error) {
 	if baseline != nil {
 		for _, f := range baseline.Apply(report) {
 			fmt.Fprintf(stderr, "baseline: %s / %s did not run\n", f.Tool, f.Scenario)
+		}
+	}
+	if reproDir != "" {
+		scripts, err := repro.Write(reproDir, report)
+		if err != nil {
+			return 0, err
+		}
+		for _, s := range scripts {
+			fmt.Fprintf(stderr, "reproducer %s\n", s)
 		}
 	}
 	if err := writeOutputs(report, outs, stdout); err != nil {
@@ -553,10 +566,30 @@ func (c *common) prepare(fs *flag.FlagSet) ([]output, *harness.Baseline, error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkDir("repro", c.repro); err != nil {
+		return nil, nil, err
+	}
 	if err := openOutputs(outs); err != nil {
 		return nil, nil, err
 	}
 	return outs, baseline, nil
+}
+
+// checkDir makes sure the directory given to flag name exists (creating
+// it) and can be written, before the run: a usage error otherwise.
+func checkDir(name, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("--%s %s: %v", name, dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".onceproof-check-*")
+	if err != nil {
+		return usagef("--%s %s: cannot write there: %v", name, dir, err)
+	}
+	_ = f.Close()
+	return os.Remove(f.Name())
 }
 
 func (c *common) loadBaseline() (*harness.Baseline, error) {
@@ -648,6 +681,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	var outs outputs
 	outs.register(fs)
 	baselinePath := fs.String("baseline", "", "apply the baseline in `FILE` to the report")
+	reproDir := fs.String("repro", "", "write a reproducer (a bash script with curl and toxiproxy commands, and its toxics) for every failing scenario into `DIR`")
 	const usage = "Usage: onceproof report --in report.json [--format F [--out FILE]]...\n       onceproof report --merge shard1.json shard2.json ... [--format F [--out FILE]]..."
 	if help, err := parse(fs, args, usage, stdout); help || err != nil {
 		return exitOK, err
@@ -662,6 +696,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	list, err := outs.resolve()
 	if err != nil {
+		return 0, err
+	}
+	if err := checkDir("repro", *reproDir); err != nil {
 		return 0, err
 	}
 	if err := openOutputs(list); err != nil {
@@ -693,7 +730,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
 			return 0, err
 		}
 	}
-	return finish(report, baseline, list, nil, stdout, stderr)
+	return finish(report, baseline, list, nil, *reproDir, stdout, stderr)
 }
 
 // verifyCertificate recomputes a certificate's hash: exit 0 when it

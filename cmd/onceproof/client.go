@@ -107,7 +107,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 0, err
 	}
 	report.Tools = append(report.Tools, tr)
-	return finish(report, baseline, outs, nil, stdout, stderr)
+	return finish(report, baseline, outs, nil, "", stdout, stderr)
 }
 
 func clientIDList() string {

@@ -16,6 +16,7 @@ import (
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/repro"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -118,6 +119,13 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 		if err := writeOutputs(report, []output{out}, stdout); err != nil {
 			return 0, err
 		}
+	}
+	if c.repro != "" {
+		scripts, err := repro.Write(c.repro, report)
+		if err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(stderr, "%s in %s\n", plural(len(scripts), "reproducer"), c.repro)
 	}
 	if len(mismatches) > 0 {
 		fmt.Fprintf(reasons, "onceproof: %s from the fixtures' documented behaviour: %s\n",

@@ -32,24 +32,32 @@ func demoReport(t *testing.T, extra ...string) (map[string]string, int, string) 
 	return files, code, out + errOut
 }
 
+// validateReport checks the JSON report at path against the published
+// schema, and returns the compiled schema.
+func validateReport(t *testing.T, path string) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	schema, err := jsonschema.UnmarshalJSON(strings.NewReader(harness.ReportSchema))
+	require.NoError(t, err)
+	require.NoError(t, c.AddResource("report.schema.json", schema))
+	sch, err := c.Compile("report.schema.json")
+	require.NoError(t, err)
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	require.NoError(t, err)
+	require.NoError(t, sch.Validate(doc), path)
+	return sch
+}
+
 func TestFormatsFromARealRun(t *testing.T) {
 	t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "summary.md"))
 	files, code, out := demoReport(t)
 	require.Equal(t, exitOK, code, out) // the demo's verdicts match the fixtures' documentation
 
 	t.Run("json validates against the published schema", func(t *testing.T) {
-		c := jsonschema.NewCompiler()
-		schema, err := jsonschema.UnmarshalJSON(strings.NewReader(harness.ReportSchema))
-		require.NoError(t, err)
-		require.NoError(t, c.AddResource("report.schema.json", schema))
-		sch, err := c.Compile("report.schema.json")
-		require.NoError(t, err)
-		f, err := os.Open(files["json"])
-		require.NoError(t, err)
-		defer f.Close()
-		doc, err := jsonschema.UnmarshalJSON(f)
-		require.NoError(t, err)
-		require.NoError(t, sch.Validate(doc))
+		sch := validateReport(t, files["json"])
 		// And the schema is not vacuous: a broken report fails it.
 		var broken map[string]any
 		data, _ := os.ReadFile(files["json"])

@@ -111,7 +111,7 @@ func commandFlags(t *testing.T, cmd string) map[string]bool {
 	t.Helper()
 	_, out, _ := runCLI(t, cmd, "-h")
 	flags := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)`).FindAllStringSubmatch(out, -1) {
+	for _, m := range helpFlagRE.FindAllStringSubmatch(out, -1) {
 		flags[m[1]] = true
 	}
 	require.NotEmpty(t, flags, "%s -h lists its flags", cmd)
@@ -138,4 +138,30 @@ func TestShardExamplesUseFlagsTheCLIHas(t *testing.T) {
 		}
 		require.True(t, merged && sharded, "%s shards a run and merges its reports", path)
 	}
+}
+
+// TestReproFlag: --repro writes a reproducer per failing scenario (certify
+// and report), and an unwritable --repro is a usage error before any run.
+func TestReproFlag(t *testing.T) {
+	spec := writeSpec(t, startKind(t, fixtures.Naive))
+	dir := filepath.Join(t.TempDir(), "repro")
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, errOut := runCLI(t, "certify", "--spec", spec, "--scenario", "lost-response", "--checks", "5", "--quiet", "--repro", dir, "--format", "json", "--out", out)
+	require.Equal(t, exitFailed, code, errOut)
+	script, err := os.ReadFile(filepath.Join(dir, "create-ticket-lost-response.sh"))
+	require.NoError(t, err)
+	require.Contains(t, string(script), "curl")
+	require.Contains(t, string(script), "onceproof-lose-response")
+
+	again := filepath.Join(t.TempDir(), "again")
+	code, _, errOut = runCLI(t, "report", "--in", out, "--repro", again)
+	require.Equal(t, exitFailed, code, errOut)
+	_, err = os.Stat(filepath.Join(again, "create-ticket-lost-response.sh"))
+	require.NoError(t, err, "report --repro writes it from a saved report")
+
+	file := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	code, _, errOut = runCLI(t, "certify", "--spec", spec, "--repro", filepath.Join(file, "sub"))
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, "--repro")
 }
