@@ -59,8 +59,9 @@ func (d toolDecoder) container(f field) {
 		c.Replicas = d.replicas(f)
 	}
 	names := map[string]int{c.Tool.Name: fs.line}
+	replicas := map[string]int{}
 	for i := 1; c.Replicas > 1 && i <= c.Replicas; i++ {
-		names[ReplicaAlias(c.Tool.Name, i, c.Replicas)] = fs.line // the replicas' aliases
+		replicas[ReplicaAlias(c.Tool.Name, i, c.Replicas)] = i
 	}
 	if f, ok := d.get(fs, "dependencies"); ok {
 		if f.val.Kind != yaml.SequenceNode {
@@ -73,7 +74,9 @@ func (d toolDecoder) container(f field) {
 					continue
 				}
 				s := d.service(df, true)
-				if prev, dup := names[s.Name]; dup && s.Name != "" {
+				if i, taken := replicas[s.Name]; taken {
+					d.errorf(df.line, joinField(df.path, "name"), "container name %q is taken: replica %d of the tool answers to it", s.Name, i)
+				} else if prev, dup := names[s.Name]; dup && s.Name != "" {
 					d.errorf(df.line, joinField(df.path, "name"), "duplicate container name %q (also at line %d)", s.Name, prev)
 				}
 				names[s.Name] = df.line

@@ -34,13 +34,13 @@ func (d toolDecoder) downstream(f field) {
 		}
 	}
 	container := d.t.Container != nil
-	if f, ok := d.get(fs, "env"); ok {
-		if v, ok := d.str(f); ok {
+	if ef, ok := d.get(fs, "env"); ok {
+		if v, ok := d.str(ef); ok {
 			switch {
 			case !envNameRE.MatchString(v):
-				d.errorf(f.line, f.path, "bad environment variable name %q: want letters, digits and '_', not starting with a digit", v)
+				d.errorf(ef.line, ef.path, "bad environment variable name %q: want letters, digits and '_', not starting with a digit", v)
 			case container && d.t.Container.Tool.Env[v] != "":
-				d.errorf(f.line, f.path, "container.env sets %s too: onceproof sets it to the URL of the %s it plays", v, s.Name)
+				d.errorf(ef.line, ef.path, "container.env sets %s too: onceproof sets it to the URL of the %s it plays", v, s.Name)
 			}
 			s.Env = v
 		}
