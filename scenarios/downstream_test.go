@@ -13,18 +13,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/fixtures"
+	"github.com/onceproof/onceproof/fixtures/fixturetest"
 	"github.com/onceproof/onceproof/harness"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
 // startDownstreamFixture starts the provider onceproof plays and a fixture
 // of kind that calls it, and returns the tool with its downstream.
-func startDownstreamFixture(t *testing.T, kind fixtures.Kind) *harness.HTTPTool {
+func startDownstreamFixture(t *testing.T, pg *fixturetest.Postgres, kind fixtures.Kind) *harness.HTTPTool {
 	t.Helper()
 	d, err := harness.NewDownstream(harness.DownstreamSpec{Name: "payments"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = d.Close() })
-	srv, err := fixtures.Start(kind, "127.0.0.1:0", fixtures.Options{Downstream: d.URL()})
+	dsn, err := pg.CreateDatabase(t.Context())
+	require.NoError(t, err)
+	srv, err := fixtures.StartContext(t.Context(), kind, "127.0.0.1:0", fixtures.Options{Postgres: dsn, Downstream: d.URL(), Log: io.Discard})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	c, err := srv.HTTPConfig(string(kind), fastTimeout)
@@ -41,10 +44,11 @@ func startDownstreamFixture(t *testing.T, kind fixtures.Kind) *harness.HTTPTool 
 // provider's calls in the counterexample. Every other scenario passes: they
 // claim keys like the correct fixture.
 func TestDownstreamFixtureVerdicts(t *testing.T) {
+	pg := hostPostgres(t)
 	setRapid(t, 20, 0)
 	for _, kind := range fixtures.DownstreamKinds() {
 		t.Run(string(kind), func(t *testing.T) {
-			tool := startDownstreamFixture(t, kind)
+			tool := startDownstreamFixture(t, pg, kind)
 			require.Contains(t, scenarios.Applicable(tool), scenarios.Downstream)
 			want := fixtures.Expected(kind)
 			require.NotEmpty(t, want[string(scenarios.Downstream)], "%s documents its downstream verdict", kind)
@@ -88,6 +92,7 @@ func TestDownstreamFixtureVerdicts(t *testing.T) {
 // never a pass. (A relay between the fixture and the provider strips the
 // markers from the calls.)
 func TestDownstreamNeedsMarker(t *testing.T) {
+	pg := hostPostgres(t)
 	setRapid(t, 10, 0)
 	d, err := harness.NewDownstream(harness.DownstreamSpec{Name: "payments"})
 	require.NoError(t, err)
@@ -107,7 +112,9 @@ func TestDownstreamNeedsMarker(t *testing.T) {
 		_, _ = io.Copy(w, resp.Body)
 	}))
 	defer relay.Close()
-	srv, err := fixtures.Start(fixtures.DownstreamStable, "127.0.0.1:0", fixtures.Options{Downstream: relay.URL})
+	dsn, err := pg.CreateDatabase(t.Context())
+	require.NoError(t, err)
+	srv, err := fixtures.StartContext(t.Context(), fixtures.DownstreamStable, "127.0.0.1:0", fixtures.Options{Postgres: dsn, Downstream: relay.URL, Log: io.Discard})
 	require.NoError(t, err)
 	defer srv.Close()
 	c, err := srv.HTTPConfig("no-marker", fastTimeout)
