@@ -1,9 +1,11 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"slices"
@@ -133,10 +135,21 @@ func (e *Env) Restart(ctx context.Context) error {
 	return nil
 }
 
-// restart starts replica i again and waits until it is ready.
+// restart starts replica i again and waits until it is ready: its HTTP
+// wait path answers 2xx, or its wait log line appears again as often as at
+// its first start, or else its port accepts connections.
 func (e *Env) restart(ctx context.Context, i int) error {
 	name := ReplicaAlias(e.spec.Tool.Name, i, e.spec.Replicas)
 	c := e.tools[i-1]
+	w := e.spec.Tool.Wait
+	logged := 0
+	if w.Log != "" && w.HTTP == "" {
+		n, err := logCount(ctx, c, w.Log)
+		if err != nil {
+			return fmt.Errorf("restart %s: %w", name, err)
+		}
+		logged = n
+	}
 	if err := c.Start(ctx); err != nil {
 		return fmt.Errorf("restart %s: %w", name, err)
 	}
@@ -153,7 +166,14 @@ func (e *Env) restart(ctx context.Context, i int) error {
 	addr := e.Resolve(e.ReplicaAddr(i))
 	deadline := time.Now().Add(e.spec.Startup)
 	for {
-		if err := probe(ctx, addr, e.spec.Tool.Wait.HTTP); err == nil {
+		err := probe(ctx, addr, w.HTTP)
+		if err == nil && logged > 0 {
+			var n int
+			if n, err = logCount(ctx, c, w.Log); err == nil && n < logged+max(w.Occurrence, 1) {
+				err = fmt.Errorf("%q seen %d times, want %d", w.Log, n, logged+max(w.Occurrence, 1))
+			}
+		}
+		if err == nil {
 			return nil
 		} else if time.Now().After(deadline) {
 			return fmt.Errorf("restart %s: not ready after %s: %w", name, e.spec.Startup, err)
@@ -164,4 +184,19 @@ func (e *Env) restart(ctx context.Context, i int) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// logCount counts the occurrences of line in c's log, both streams, every
+// start included.
+func logCount(ctx context.Context, c *testcontainers.DockerContainer, line string) (int, error) {
+	r, err := c.Logs(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("logs: %w", err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
+		return 0, fmt.Errorf("logs: %w", err)
+	}
+	return bytes.Count(data, []byte(line)), nil
 }
