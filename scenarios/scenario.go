@@ -98,7 +98,8 @@ var ErrNotApplicable = errors.New("scenario not applicable")
 
 // Applicable returns the scenarios tool can run: the five HTTP scenarios for
 // every tool, crash-restart for tools that can crash, dependency-fault for
-// tools with proxied dependency links, annotations for tools that claim
+// tools with proxied dependency links, downstream for tools that call a
+// dependency onceproof plays, annotations for tools that claim
 // idempotentHint or readOnlyHint — and only annotations for a tool that
 // claims to be read-only (it has no effect to make exactly once).
 func Applicable(tool harness.Tool) []ID {
