@@ -149,3 +149,22 @@ func TestAttemptColumns(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, sch.Validate(doc))
 }
+
+// TestReplicaAliasesAreTheToolsOwn: the aliases of a tool's replicas are
+// its own containers, so an oracle may name one without --allow-remote.
+func TestReplicaAliasesAreTheToolsOwn(t *testing.T) {
+	src := strings.Join([]string{
+		"version: 1",
+		"tools:",
+		"  - name: t",
+		"    container: {image: onceproof/fixture:dev, port: 8080, replicas: 2}",
+		`    http: {url: "http://tool:8080/tickets", body: '{"subject":"{{.Marker}}"}'}`,
+		`    oracle: {http: {url: "http://tool-2:8080/count?marker={{.Marker}}", count: /count}}`,
+	}, "\n") + "\n"
+	s, err := ParseSpec("spec.yaml", []byte(src))
+	require.NoError(t, err)
+	require.Equal(t, 2, s.Tools[0].Container.Replicas)
+	require.NoError(t, s.Tools[0].CheckTargets(nil, "spec.yaml"))
+	assert.Equal(t, "tool-2", ReplicaAlias("tool", 2, 2))
+	assert.Equal(t, "tool", ReplicaAlias("tool", 1, 1), "one replica keeps the tool's name")
+}
