@@ -39,21 +39,24 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
 // Unwrap returns Err.
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// Session is one tool behind one fault proxy. Toxics act on every
-// connection through the proxy, so a Session runs one trial at a time (one
-// faulted attempt, or one group of held attempts); trials that overlap each
-// run on their own Session, made with [Session.Fork]: its own proxy, the
-// same tool, oracle and operation minter.
+// Session is one tool behind one fault proxy (one per replica, for a
+// [Replicated] tool). Toxics act on every connection through the proxy, so
+// a Session runs one trial at a time (one faulted attempt, or one group of
+// held attempts); trials that overlap each run on their own Session, made
+// with [Session.Fork]: its own proxy, the same tool, oracle and operation
+// minter.
 type Session struct {
-	tool  Tool
-	proxy faults.Proxy
+	tool    Tool
+	proxy   faults.Proxy
+	oracle  Oracle
+	ops     *Ops
+	backend faults.Backend
+
 	// replicas holds one proxy per replica of a [Replicated] tool (proxy
 	// is the first), and balance which replica each attempt goes to.
 	replicas []faults.Proxy
 	balance  balancer
-	oracle   Oracle
-	ops      *Ops
-	backend  faults.Backend
+
 	// forked is set on a Session made by Fork: Close leaves the oracle to
 	// the Session it was forked from, and the tool too unless the fork has
 	// its own copy.
