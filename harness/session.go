@@ -162,7 +162,13 @@ type Attempt struct {
 	Status   int     `json:"status,omitempty"`
 	ResultID string  `json:"result_id,omitempty"`
 	// Body is the start of the response body.
-	Body  string `json:"body,omitempty"`
+	Body string `json:"body,omitempty"`
+	// Headers are the values of the response headers the tool's contract
+	// compares (replay_headers, replayed_header), by canonical name; an
+	// absent header is left out.
+	Headers map[string]string `json:"headers,omitempty"`
+	// body is the whole response body, for comparing replays.
+	body  []byte
 	Error string `json:"error,omitempty"`
 	// Note says how the attempt went out (an MCP call's session).
 	Note string `json:"note,omitempty"`
@@ -171,6 +177,10 @@ type Attempt struct {
 	Before int `json:"before"`
 	After  int `json:"after"`
 }
+
+// ResponseBody is the whole response body the attempt got (nil without a
+// response, and in a report read back from JSON, which keeps only Body).
+func (a Attempt) ResponseBody() []byte { return a.body }
 
 // gaveUp is the caller's deadline when it met it (an attempt that timed out
 // or was abandoned), "-" otherwise.
@@ -287,6 +297,7 @@ func (s *Session) send(ctx context.Context, call *Call, origin time.Time, g Give
 	_ = conn.Close()
 	a.End = time.Since(origin)
 	a.Outcome, a.Status, a.ResultID, a.Body, a.Note = r.Outcome, r.Status, r.ResultID, r.Body, r.Note
+	a.Headers, a.body = r.Headers, r.FullBody
 	if r.Err != nil {
 		a.Error = r.Err.Error()
 		switch {
