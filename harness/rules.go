@@ -16,6 +16,10 @@ const (
 	// names (a reused key, a key in flight, a missing key, a delivered
 	// retry that is not 2xx).
 	RuleStatus Rule = "status"
+	// RuleKeyRequired: a request without a key, which the profile says
+	// must be refused, was not refused with the profile's code, or made an
+	// effect.
+	RuleKeyRequired Rule = "key-required"
 	// RuleResult: answers for one operation name different results, or
 	// answers for distinct operations the same one.
 	RuleResult Rule = "result-id"
@@ -37,6 +41,6 @@ const (
 
 // Rules returns every rule, in the order of their declaration.
 func Rules() []Rule {
-	return []Rule{RuleExactlyOnce, RuleAckedNoEffect, RuleStatus, RuleResult, RuleReplayFidelity,
+	return []Rule{RuleExactlyOnce, RuleAckedNoEffect, RuleStatus, RuleKeyRequired, RuleResult, RuleReplayFidelity,
 		RuleReplayedHeader, RuleErrorReplay, RuleRetention, RuleAnnotation}
 }

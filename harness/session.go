@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -191,6 +192,21 @@ func (a Attempt) gaveUp() string {
 	return "after " + round(a.Deadline)
 }
 
+// headerText lists the recorded headers, "Location: /t/1; Idempotent-Replayed: true"
+// ("" when none were recorded).
+func (a Attempt) headerText() string {
+	names := make([]string, 0, len(a.Headers))
+	for k := range a.Headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + ": " + a.Headers[k]
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Line is the attempt as one log line.
 func (a Attempt) Line() string {
 	s := fmt.Sprintf("#%d %s fault=%s delay=%s outcome=%s", a.N, shortOp(a.Op), dash(a.Fault), round(a.Delay), a.Outcome)
@@ -202,6 +218,9 @@ func (a Attempt) Line() string {
 	}
 	if a.Before >= 0 || a.After >= 0 {
 		s += " effects=" + counts(a.Before, a.After)
+	}
+	if h := a.headerText(); h != "" {
+		s += " headers=" + strconv.Quote(h)
 	}
 	if a.Error != "" {
 		s += " error=" + strconv.Quote(a.Error)

@@ -122,6 +122,7 @@ type common struct {
 	checks     int
 	seed       uint64
 	maxBackoff time.Duration
+	maxWait    time.Duration
 	shrinkTime time.Duration
 	outs       outputs
 	quiet      bool
@@ -140,6 +141,7 @@ func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
 	fs.DurationVar(&c.budget, "budget", 0, "time the trials of each tool may take: trials keep starting until it is spent (--checks then caps them only if given); trades time for depth")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed for the fault plans (0: pick one and print it)")
 	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws")
+	fs.DurationVar(&c.maxWait, "max-wait", scenarios.DefaultMaxWait, "longest wait the retention scenario sleeps before its retry: it checks keys up to min(retention, max-wait)")
 	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure")
 	c.outs.register(fs)
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
@@ -174,6 +176,9 @@ func (c *common) check(fs *flag.FlagSet) error {
 	}
 	if c.maxBackoff < 0 {
 		return usagef("--max-backoff %s: want a duration of zero or more", c.maxBackoff)
+	}
+	if c.maxWait <= 0 {
+		return usagef("--max-wait %s: want a positive duration", c.maxWait)
 	}
 	if c.parallel < 1 {
 		return usagef("--parallel %d: want at least 1", c.parallel)
@@ -299,9 +304,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			parts := []string{"onceproof certify", "--spec", shellQuote(spec.Path), "--tool", shellQuote(tool),
 				"--scenario", string(id), "--seed", strconv.FormatUint(seed, 10)}
 			parts = append(parts, c.depthFlags()...)
-			if c.maxBackoff != scenarios.DefaultMaxBackoff {
-				parts = append(parts, "--max-backoff", c.maxBackoff.String())
-			}
+			parts = append(parts, c.waitFlags()...)
 			if *toxiproxyURL != "" {
 				parts = append(parts, "--toxiproxy", shellQuote(*toxiproxyURL))
 			}
@@ -391,7 +394,7 @@ func writeCertificate(report *harness.Report, path string, stderr io.Writer) err
 
 // config completes a scenarios.Config with the shared flags.
 func (c *common) config(cfg scenarios.Config, prog *progress, stderr io.Writer) scenarios.Config {
-	cfg.Scenarios, cfg.MaxBackoff, cfg.Progress = c.scenarios, c.maxBackoff, prog.update
+	cfg.Scenarios, cfg.MaxBackoff, cfg.MaxWait, cfg.Progress = c.scenarios, c.maxBackoff, c.maxWait, prog.update
 	cfg.Checks, cfg.Seed, cfg.Budget, cfg.ShrinkTime, cfg.Slots = c.checks, c.seed, c.budget, c.shrinkTime, c.slots
 	if c.verbose {
 		cfg.Attempts = stderr
@@ -525,6 +528,12 @@ func verifyCertificate(args []string, stdout io.Writer) (int, error) {
 	}
 	fmt.Fprintf(stdout, "%s: valid: %s agent-ready on %s (%d scenarios, onceproof %s), sha256 %s\n",
 		args[0], cert.Tool, cert.Issued.Format("2006-01-02"), len(cert.Scenarios), cert.Onceproof, cert.SHA256)
+	if cert.Contract != nil {
+		fmt.Fprintf(stdout, "  contract: %s\n", cert.Contract.Summary())
+	}
+	if k := cert.KeysHonoured(); k != "" {
+		fmt.Fprintf(stdout, "  %s\n", k)
+	}
 	return exitOK, nil
 }
 
@@ -583,6 +592,19 @@ func (c *common) depth() string {
 		return fmt.Sprintf("as many checks as %s allows", c.budget)
 	}
 	return plural(c.checks, "check") + " per scenario"
+}
+
+// waitFlags are the flags that replay a search's waits, when not the
+// defaults.
+func (c *common) waitFlags() []string {
+	var out []string
+	if c.maxBackoff != scenarios.DefaultMaxBackoff {
+		out = append(out, "--max-backoff", c.maxBackoff.String())
+	}
+	if c.maxWait != scenarios.DefaultMaxWait {
+		out = append(out, "--max-wait", c.maxWait.String())
+	}
+	return out
 }
 
 // depthFlags are the flags that replay the search's depth.
