@@ -309,9 +309,11 @@ func (c *Counterexample) write(b *strings.Builder, indent string) {
 			round(a.Delay), round(a.Start), a.gaveUp(), a.Outcome, dashInt(a.Status), dash(a.ResultID), counts(a.Before, a.After))
 	}
 	_ = tw.Flush()
-	for _, a := range c.Attempts {
-		if h := a.headerText(); h != "" {
-			fmt.Fprintf(b, "%s#%d headers: %s\n", indent, a.N, h)
+	if c.Rule.AboutAnswers() {
+		for _, a := range c.Attempts {
+			if h := a.headerText(); h != "" {
+				fmt.Fprintf(b, "%s#%d headers: %s\n", indent, a.N, h)
+			}
 		}
 	}
 	for _, e := range c.Effects {

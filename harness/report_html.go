@@ -428,7 +428,7 @@ func rhBuildFailure(t ToolReport, s ScenarioReport, id string) rhFailure {
 				Body:     rhTrunc(a.Body, 60),
 				Headers:  a.headerText(),
 			}
-			ce.Headers = ce.Headers || row.Headers != ""
+			ce.Headers = ce.Headers || row.Headers != "" && c.Rule.AboutAnswers()
 			ce.Attempts = append(ce.Attempts, row)
 		}
 		for _, e := range c.Effects {

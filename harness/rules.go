@@ -39,6 +39,17 @@ const (
 	RuleAnnotation Rule = "annotation"
 )
 
+// AboutAnswers reports whether the rule judges what answers say beyond
+// their status (replays, the replayed header, a late retry): reports show
+// the headers the attempts recorded for these.
+func (r Rule) AboutAnswers() bool {
+	switch r {
+	case RuleReplayFidelity, RuleReplayedHeader, RuleErrorReplay, RuleRetention:
+		return true
+	}
+	return false
+}
+
 // Rules returns every rule, in the order of their declaration.
 func Rules() []Rule {
 	return []Rule{RuleExactlyOnce, RuleAckedNoEffect, RuleStatus, RuleKeyRequired, RuleResult, RuleReplayFidelity,

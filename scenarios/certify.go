@@ -211,9 +211,11 @@ func (c *certification) trial(ctx context.Context, sc scenario, exec func(*trial
 }
 
 // park returns tr's park: a trial that sleeps lets go of its session, its
-// slot and the tool's lock meanwhile, and takes them again, in the usual
-// order, before its next attempt. locked tracks whether the trial holds the
-// lock, for the deferred unlock.
+// slot and the tool's lock meanwhile, and takes the lock and a session
+// again before its next attempt — not a slot: a parked trial's remaining
+// work is one attempt, which must go out when its wait ends rather than
+// queue behind other trials (the search's width bounds how many there are).
+// locked tracks whether the trial holds the lock, for the deferred unlock.
 func (c *certification) park(ctx context.Context, tr *trial, unlock, lock func(), locked *bool) func(time.Duration) error {
 	return func(d time.Duration) error {
 		if d <= 0 {
@@ -229,11 +231,6 @@ func (c *certification) park(ctx context.Context, tr *trial, unlock, lock func()
 		}
 		if err := tr.sleep(d); err != nil {
 			return err
-		}
-		if h != nil {
-			if err := h.retake(ctx); err != nil {
-				return err
-			}
 		}
 		lock()
 		*locked = true

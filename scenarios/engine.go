@@ -58,8 +58,7 @@ func (s *Slots) release() { <-s.c }
 
 // held is one trial's hold on a slot. A trial that sleeps as part of its
 // plan (retention's wait) lets go of the slot meanwhile, so that the trials
-// of every other scenario go on, and takes one again before its next
-// attempt. It is used by the trial's goroutine only.
+// of every other scenario go on. It is used by the trial's goroutine only.
 type held struct {
 	slots *Slots
 	in    bool
@@ -70,17 +69,6 @@ func (h *held) release() {
 		h.in = false
 		h.slots.release()
 	}
-}
-
-func (h *held) retake(ctx context.Context) error {
-	if h.in {
-		return nil
-	}
-	if err := h.slots.acquire(ctx); err != nil {
-		return err
-	}
-	h.in = true
-	return nil
 }
 
 // heldKey carries a trial's *held in its context, from the search to the

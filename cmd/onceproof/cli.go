@@ -177,7 +177,7 @@ func (c *common) check(fs *flag.FlagSet) error {
 	if c.maxBackoff < 0 {
 		return usagef("--max-backoff %s: want a duration of zero or more", c.maxBackoff)
 	}
-	if c.maxWait <= 0 {
+	if c.maxWait < 0 || c.maxWait == 0 && flagSet(fs, "max-wait") {
 		return usagef("--max-wait %s: want a positive duration", c.maxWait)
 	}
 	if c.parallel < 1 {
