@@ -29,19 +29,19 @@ var ErrTampered = errors.New("certificate content does not match its sha256")
 // canonical content (the JSON encoding of every other field, in this
 // order).
 type Certificate struct {
-	Version     int                 `json:"version"`
-	Tool        string              `json:"tool"`
-	ToolVersion string              `json:"tool_version,omitempty"`
-	Image       string              `json:"image,omitempty"`
-	ImageDigest string              `json:"image_digest,omitempty"`
-	Onceproof   string              `json:"onceproof"`
-	Toxiproxy   string              `json:"toxiproxy"`
-	Issued      time.Time           `json:"issued"`
+	Version     int       `json:"version"`
+	Tool        string    `json:"tool"`
+	ToolVersion string    `json:"tool_version,omitempty"`
+	Image       string    `json:"image,omitempty"`
+	ImageDigest string    `json:"image_digest,omitempty"`
+	Onceproof   string    `json:"onceproof"`
+	Toxiproxy   string    `json:"toxiproxy"`
+	Issued      time.Time `json:"issued"`
 	// Contract is the idempotency contract the tool was certified under
 	// (absent in certificates that predate it).
 	Contract  *Contract           `json:"contract,omitempty"`
 	Scenarios []CertifiedScenario `json:"scenarios"`
-	SHA256      string              `json:"sha256"`
+	SHA256    string              `json:"sha256"`
 }
 
 // CertifiedScenario is one passed scenario of a certificate.

@@ -99,10 +99,10 @@ type rhCounterexample struct {
 	Rule      string
 	// Headers is set when an attempt recorded response headers: the
 	// attempt table gets their column.
-	Headers bool
-	Attempts  []rhAttemptRow
-	Effects   []rhEffectRow
-	Timeline  rhTimeline
+	Headers  bool
+	Attempts []rhAttemptRow
+	Effects  []rhEffectRow
+	Timeline rhTimeline
 }
 
 type rhAttemptRow struct {
