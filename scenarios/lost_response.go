@@ -66,6 +66,9 @@ func lostResponse(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (resul
 		res.effects[0] = e
 		switch {
 		case res.judgeCount(e, acked(final), tr.seen(), " after the replay"):
+		case res.invalid != "":
+			// The trial does not count (its fault did not fire as planned):
+			// only its counts are judged.
 		case replay.Outcome != harness.OK:
 			res.invalid = fmt.Sprintf("attempt %d: the replay got no response: %s", replay.N, replay.Error)
 		default:

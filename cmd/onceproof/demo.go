@@ -25,6 +25,10 @@ import (
 // this one).
 const demoTimeout = 2 * time.Second
 
+// demoParallel is how many times the default number of trials the demo
+// keeps in flight unless --parallel says otherwise.
+const demoParallel = 4
+
 // demo starts every fixture tool in-process, certifies each with the embedded
 // Toxiproxy and prints a verdict table, one shrunk counterexample per failing
 // cell, and whether every verdict matches the fixture's documentation.
@@ -37,6 +41,12 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 	}
 	if c.shrinkTime == 20*time.Second {
 		c.shrinkTime = 5 * time.Second
+	}
+	if !flagSet(fs, "parallel") {
+		// The demo's trials are loopback calls to in-process fixtures that
+		// mostly wait (drawn delays, callers' deadlines): more of them in
+		// flight keep its many rows within a few seconds.
+		c.parallel = demoParallel * scenarios.DefaultParallel()
 	}
 	rows := demoRows(c)
 	if len(c.tools) > 0 {
@@ -204,6 +214,9 @@ func demoRows(c common) []demoRow {
 				}
 				cfg := e.c.config(scenarios.Config{Backend: e.backend, Repro: e.repro(string(kind))}, e.prog, e.stderr)
 				cfg.Scenarios = documented(tool, fixtures.Expected(kind), cfg.Scenarios)
+				if focus := fixtures.DemoScenarios(kind); focus != nil {
+					cfg.Scenarios = slices.DeleteFunc(cfg.Scenarios, func(id scenarios.ID) bool { return !slices.Contains(focus, string(id)) })
+				}
 				if len(cfg.Scenarios) == 0 {
 					return harness.ToolReport{Name: string(kind)}, nil // only other scenarios were asked for
 				}
