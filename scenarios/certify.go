@@ -299,7 +299,11 @@ func (c *certification) report(t *testing.T, rep harness.ScenarioReport) {
 	case harness.Inconclusive:
 		t.Errorf("onceproof: %s is inconclusive: %s", rep.ID, rep.Reason)
 	default:
-		t.Logf("onceproof: %s passed %s, %s; %s", rep.ID, harness.Plural(rep.Checks, "check"), harness.Plural(rep.ValidTrials, "valid trial"), rep.Depth())
+		msg := fmt.Sprintf("onceproof: %s passed %s, %s; %s", rep.ID, harness.Plural(rep.Checks, "check"), harness.Plural(rep.ValidTrials, "valid trial"), rep.Depth())
+		if h := rep.Honoured(); h != "" {
+			msg += "; " + h
+		}
+		t.Log(msg)
 	}
 }
 
