@@ -8,7 +8,7 @@ ifneq ($(wildcard /.dockerenv),)
 export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 endif
 
-.PHONY: all build test deps images vet fmt bench soak demo ci clean
+.PHONY: all build test deps images vet fmt bench soak fuzz demo ci clean
 
 all: vet test
 
@@ -37,7 +37,7 @@ fmt:
 # ratio to the bare-network floor measured in the same run; the demo; and the
 # embedded against the container Toxiproxy.
 bench: images
-	$(GO) test -run '^$$' -bench 'BenchmarkCertifyExample|BenchmarkDemo' -benchtime 3x -benchmem ./cmd/onceproof/
+	$(GO) test -run '^$$' -bench 'BenchmarkCertifyExample|BenchmarkDemo|BenchmarkChaos' -benchtime 3x -benchmem ./cmd/onceproof/
 	$(GO) test -run '^$$' -bench 'BenchmarkToxiproxyModes' -benchtime 2x -benchmem ./scenarios/
 
 # The fixture verdicts, repeated: every fixture must get its documented
@@ -45,6 +45,14 @@ bench: images
 soak: images
 	ONCEPROOF_SOAK=50 $(GO) test -race -run 'TestFixtureVerdicts|TestCrashRestartCatchesMemoryDedupeEveryRun|TestClientWrapperVerdicts' -count=1 -timeout 120m ./scenarios/
 	$(GO) test -race -run 'TestMCPFixtureVerdicts|TestContainerFixtureVerdicts' -count=20 -timeout 120m ./scenarios/
+
+# The spec loader under go test -fuzz for FUZZTIME (default 5m), seeded with
+# testdata/bad, the examples and the golden specs (which plain go test runs
+# too). Findings land in harness/testdata/fuzz/FuzzParseSpec: commit the ones
+# that were fixed, as regression seeds.
+FUZZTIME ?= 5m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME) ./harness/
 
 demo:
 	$(GO) run ./cmd/onceproof demo

@@ -23,8 +23,16 @@ func (f CutConnection) Name() string {
 // Reaches implements Fault: what reaches the other side is undetermined.
 func (f CutConnection) Reaches() bool { return false }
 
+// Phase implements Fault.
+func (f CutConnection) Phase() Phase { return Dependency }
+
 // Arm implements Fault.
 func (f CutConnection) Arm(ctx context.Context, p Proxy) (Disarm, error) {
-	return armToxics(ctx, p, Toxic{Name: "onceproof-cut-connection", Type: "limit_data", Stream: f.Stream,
-		Attributes: map[string]any{"bytes": f.Bytes}})
+	return arm(ctx, p, f.Setup())
+}
+
+// Setup implements Fault.
+func (f CutConnection) Setup() Setup {
+	return Setup{Toxics: []Toxic{{Name: "onceproof-cut-connection", Type: "limit_data", Stream: f.Stream,
+		Attributes: map[string]any{"bytes": f.Bytes}}}}
 }

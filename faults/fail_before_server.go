@@ -31,15 +31,20 @@ func (f FailBeforeServer) Name() string { return "fail-before-server/" + string(
 // Reaches implements Fault: nothing reaches the tool.
 func (f FailBeforeServer) Reaches() bool { return false }
 
+// Phase implements Fault.
+func (f FailBeforeServer) Phase() Phase { return BeforeServer }
+
 // Arm implements Fault.
 func (f FailBeforeServer) Arm(ctx context.Context, p Proxy) (Disarm, error) {
+	return arm(ctx, p, f.Setup())
+}
+
+// Setup implements Fault.
+func (f FailBeforeServer) Setup() Setup {
 	t := Toxic{Name: "onceproof-fail-before-server", Stream: Upstream}
 	switch f.Mode {
 	case FailRefuse:
-		if err := p.SetEnabled(ctx, false); err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context) error { return p.SetEnabled(ctx, true) }, nil
+		return Setup{Disable: true}
 	case FailReset:
 		t.Type, t.Attributes = "reset_peer", map[string]any{"timeout": 0}
 	case FailCut:
@@ -47,5 +52,5 @@ func (f FailBeforeServer) Arm(ctx context.Context, p Proxy) (Disarm, error) {
 	default:
 		panic("faults: unknown FailMode " + string(f.Mode))
 	}
-	return armToxics(ctx, p, t)
+	return Setup{Toxics: []Toxic{t}}
 }

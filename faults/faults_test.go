@@ -9,9 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/faults/faultstest"
 )
 
 // reps is how often each fault is repeated to show it is deterministic.
@@ -106,42 +104,12 @@ func backends() []backendCase {
 	return []backendCase{
 		{"embedded", func(t *testing.T) faults.Backend { return faults.NewEmbedded() }},
 		{"remote", func(t *testing.T) faults.Backend {
-			url := startToxiproxyServer(t)
+			url := faultstest.Server(t)
 			b, err := faults.NewRemote(context.Background(), url)
 			require.NoError(t, err)
 			return b
 		}},
 	}
-}
-
-// startToxiproxyServer builds toxiproxy-server from the module this project
-// depends on and runs it on a free loopback port for the test.
-func startToxiproxyServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "toxiproxy-server")
-	build := exec.Command("go", "build", "-o", bin, "github.com/Shopify/toxiproxy/v2/cmd/server")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "build toxiproxy-server: %s", out)
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-
-	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", fmt.Sprint(port))
-	cmd.Env = append(os.Environ(), "LOG_LEVEL=error")
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	require.True(t, waitFor(func() bool {
-		resp, err := http.Get(url + "/version")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil
-	}), "toxiproxy-server did not come up")
-	return url
 }
 
 func TestFaultsAreDeterministic(t *testing.T) {
@@ -276,7 +244,7 @@ func TestNewRemoteRejectsBadURL(t *testing.T) {
 
 func TestRemoteReplacesLeftoverProxy(t *testing.T) {
 	ctx := context.Background()
-	url := startToxiproxyServer(t)
+	url := faultstest.Server(t)
 	s := newSink(t)
 	// An earlier run left a proxy with the same name, pointing elsewhere.
 	_, err := toxiclient.NewClient(url).CreateProxy("leftover", "127.0.0.1:0", "127.0.0.1:1")
@@ -320,5 +288,33 @@ func TestRemoteReportsFailedLookup(t *testing.T) {
 			require.Error(t, err, tc.reason)
 			require.Contains(t, err.Error(), `look up proxy "x"`, tc.reason)
 		})
+	}
+}
+
+// TestFaultsSayWhereTheyStrike: every fault names its phase, and a fault
+// reaches the tool exactly when its phase lets the request through.
+func TestFaultsSayWhereTheyStrike(t *testing.T) {
+	for _, tc := range []struct {
+		fault  faults.Fault
+		phase  faults.Phase
+		reason string
+	}{
+		{faults.LoseResponse{Mode: faults.LoseCut}, faults.ResponseLost, "the response is cut"},
+		{faults.LoseResponse{Mode: faults.LoseBlackhole}, faults.ResponseLost, "the response is swallowed"},
+		{faults.FailBeforeServer{Mode: faults.FailRefuse}, faults.BeforeServer, "the proxy refuses"},
+		{faults.FailBeforeServer{Mode: faults.FailCut}, faults.BeforeServer, "cut at the first byte"},
+		{faults.TornRequest{Bytes: 10}, faults.Torn, "the body is cut"},
+		{faults.Hold{}, faults.Held, "held until released"},
+		{faults.CutConnection{Stream: faults.Upstream, Bytes: 3}, faults.Dependency, "a dependency link"},
+		{faults.ResetConnection{Stream: faults.Downstream}, faults.Dependency, "a dependency link"},
+	} {
+		require.Equal(t, tc.phase, tc.fault.Phase(), tc.reason)
+		require.Contains(t, faults.Phases(), tc.fault.Phase(), tc.reason)
+		reaches := tc.phase == faults.ResponseLost || tc.phase == faults.Held
+		if tc.phase != faults.Dependency {
+			require.Equal(t, reaches, tc.fault.Reaches(), tc.reason)
+		}
+		s := tc.fault.Setup()
+		require.True(t, s.Disable != (len(s.Toxics) > 0), "%s: a setup disables the proxy or adds toxics: %+v", tc.reason, s)
 	}
 }

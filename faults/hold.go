@@ -20,12 +20,18 @@ func (Hold) Name() string { return "hold" }
 // Reaches implements Fault: a held request reaches the tool on release.
 func (Hold) Reaches() bool { return true }
 
+// Phase implements Fault.
+func (Hold) Phase() Phase { return Held }
+
 // Arm implements Fault.
-func (Hold) Arm(ctx context.Context, p Proxy) (Disarm, error) {
-	return armToxics(ctx, p, Toxic{
+func (f Hold) Arm(ctx context.Context, p Proxy) (Disarm, error) { return arm(ctx, p, f.Setup()) }
+
+// Setup implements Fault.
+func (Hold) Setup() Setup {
+	return Setup{Toxics: []Toxic{{
 		Name:       "onceproof-hold",
 		Type:       "latency",
 		Stream:     Upstream,
 		Attributes: map[string]any{"latency": holdLatency},
-	})
+	}}}
 }

@@ -32,8 +32,16 @@ func (f LoseResponse) Name() string { return "lose-response/" + string(f.Mode) }
 // Reaches implements Fault: the request reaches the tool.
 func (f LoseResponse) Reaches() bool { return true }
 
+// Phase implements Fault.
+func (f LoseResponse) Phase() Phase { return ResponseLost }
+
 // Arm implements Fault.
 func (f LoseResponse) Arm(ctx context.Context, p Proxy) (Disarm, error) {
+	return arm(ctx, p, f.Setup())
+}
+
+// Setup implements Fault.
+func (f LoseResponse) Setup() Setup {
 	t := Toxic{Name: "onceproof-lose-response", Stream: Downstream}
 	switch f.Mode {
 	case LoseCut:
@@ -45,5 +53,5 @@ func (f LoseResponse) Arm(ctx context.Context, p Proxy) (Disarm, error) {
 	default:
 		panic("faults: unknown LoseMode " + string(f.Mode))
 	}
-	return armToxics(ctx, p, t)
+	return Setup{Toxics: []Toxic{t}}
 }

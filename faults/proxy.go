@@ -18,10 +18,10 @@ const (
 // Toxic is one Toxiproxy toxic: a named, typed distortion of one direction of
 // every connection through a proxy.
 type Toxic struct {
-	Name       string
-	Type       string
-	Stream     Direction
-	Attributes map[string]any
+	Name       string         `json:"name"`
+	Type       string         `json:"type"`
+	Stream     Direction      `json:"stream"`
+	Attributes map[string]any `json:"attributes,omitempty"`
 }
 
 // Proxy is a TCP proxy in front of one tool. Toxics and the enabled state

@@ -23,8 +23,16 @@ func (f ResetConnection) Name() string {
 // Reaches implements Fault: what reaches the other side is undetermined.
 func (f ResetConnection) Reaches() bool { return false }
 
+// Phase implements Fault.
+func (f ResetConnection) Phase() Phase { return Dependency }
+
 // Arm implements Fault.
 func (f ResetConnection) Arm(ctx context.Context, p Proxy) (Disarm, error) {
-	return armToxics(ctx, p, Toxic{Name: "onceproof-reset-connection", Type: "reset_peer", Stream: f.Stream,
-		Attributes: map[string]any{"timeout": f.After}})
+	return arm(ctx, p, f.Setup())
+}
+
+// Setup implements Fault.
+func (f ResetConnection) Setup() Setup {
+	return Setup{Toxics: []Toxic{{Name: "onceproof-reset-connection", Type: "reset_peer", Stream: f.Stream,
+		Attributes: map[string]any{"timeout": f.After}}}}
 }

@@ -19,15 +19,21 @@ func (f TornRequest) Name() string { return fmt.Sprintf("torn-request/%d-bytes",
 // Reaches implements Fault: the request never arrives whole.
 func (f TornRequest) Reaches() bool { return false }
 
+// Phase implements Fault.
+func (f TornRequest) Phase() Phase { return Torn }
+
 // Arm implements Fault.
-func (f TornRequest) Arm(ctx context.Context, p Proxy) (Disarm, error) {
+func (f TornRequest) Arm(ctx context.Context, p Proxy) (Disarm, error) { return arm(ctx, p, f.Setup()) }
+
+// Setup implements Fault.
+func (f TornRequest) Setup() Setup {
 	if f.Bytes <= 0 {
 		panic("faults: TornRequest.Bytes must be positive")
 	}
-	return armToxics(ctx, p, Toxic{
+	return Setup{Toxics: []Toxic{{
 		Name:       "onceproof-torn-request",
 		Type:       "limit_data",
 		Stream:     Upstream,
 		Attributes: map[string]any{"bytes": f.Bytes},
-	})
+	}}}
 }

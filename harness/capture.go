@@ -142,6 +142,7 @@ func NewCapture() (*Capture, error) {
 	c.srv = &http.Server{
 		Handler:           http.HandlerFunc(c.serve),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second, // a stalled body cannot hold a handler (and Close) forever
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
 	go func() { _ = c.srv.Serve(ln) }()

@@ -516,7 +516,9 @@ func (e *Env) Close(ctx context.Context) error {
 		_ = e.remote.Close(ctx)
 	}
 	for i := len(all) - 1; i >= 0; i-- {
-		if err := all[i].Terminate(ctx); err != nil {
+		// The containers are disposable: killed, not stopped gracefully, so
+		// that removing them takes no stop timeout.
+		if err := all[i].Terminate(ctx, testcontainers.StopTimeout(0)); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -37,6 +37,9 @@ type ContainerTool struct {
 // point at the environment's tool container (alias:port).
 func NewContainerTool(env *Env, c HTTPConfig) (*ContainerTool, error) {
 	c.Oracle = WithResolver(c.Oracle, env.Resolve)
+	// The URL names the tool's own container (its alias), which Upstream
+	// maps to where it is reached.
+	c.Guard = c.Guard.trusting(env.ToolAddr())
 	t, err := NewHTTPTool(c)
 	if err != nil {
 		return nil, err

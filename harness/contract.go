@@ -289,18 +289,6 @@ func (k Codes) String() string {
 	return fmt.Sprintf("%s, reused key %d, in flight %d, %s, %s", missing, k.Mismatch, k.InFlight, replay, stored)
 }
 
-// FormatDuration spells d compactly: 24h, 90m, 1m30s, 500ms.
-func FormatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 // Difference is one way a replay differs from the answer it must repeat.
 type Difference struct {
 	// Field is what differs: "status", "result_id", "body at /amount",

@@ -295,3 +295,30 @@ func TestAgentReadyNeedsEveryScenarioToPass(t *testing.T) {
 		require.Equal(t, tc.want, tc.tool.AgentReady, tc.reason)
 	}
 }
+
+func TestTemplatesMayNotPrintTheirDataWhole(t *testing.T) {
+	for _, tc := range []struct {
+		src     string
+		refused bool
+		reason  string
+	}{
+		{`{{.}}`, true, "the dot prints a pointer: no stable bytes"},
+		{`{{$}}`, true, "so does $"},
+		{`{{printf "%v" .}}`, true, "as an argument too"},
+		{`{{if .Marker}}{{$}}{{end}}`, true, "inside a branch"},
+		{`{{$.Marker}} {{.Key}}`, false, "fields of the data are fine"},
+		{`{{$n := .Int 1 5}}{{$n}}{{$n}}`, false, "a variable holding a drawn value is fine"},
+	} {
+		tpl, err := ParseTemplate("t", tc.src)
+		if tc.refused {
+			require.ErrorContains(t, err, "uses the template's data as a whole", tc.reason)
+			continue
+		}
+		require.NoError(t, err, tc.reason)
+		op := Operation{ID: "o", Key: "k", Marker: "m", Seed: 9}
+		a, err := tpl.Render(op)
+		require.NoError(t, err, tc.reason)
+		b, _ := tpl.Render(op)
+		require.Equal(t, a, b, "the same operation renders the same bytes")
+	}
+}

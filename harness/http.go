@@ -51,6 +51,9 @@ type HTTPConfig struct {
 	Contract Contract
 	// Oracle counts the tool's effects.
 	Oracle Oracle
+	// Guard checks the tool's address (nil: loopback only, see [Guard]); the
+	// fault proxy is given the literal address it resolves to.
+	Guard *Guard
 }
 
 // HTTPTool is a write tool reached with one HTTP request per attempt. It
@@ -83,8 +86,12 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("tool %s: url %q: want http://host:port/path", c.Name, c.URL)
 	}
+	upstream, err := c.Guard.Resolve(hostPort(u))
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: url %q: %w", c.Name, c.URL, err)
+	}
 	t := &HTTPTool{
-		name: c.Name, url: u, upstream: hostPort(u), method: c.Method,
+		name: c.Name, url: u, upstream: upstream, method: c.Method,
 		headers: map[string]*Template{}, keyHeader: DefaultKeyHeader,
 		keyFormat: c.KeyFormat, timeout: c.Timeout, oracle: c.Oracle,
 	}
@@ -216,6 +223,14 @@ func (t *HTTPTool) KeyFormat() KeyFormat { return t.keyFormat }
 // Oracle implements Tool.
 func (t *HTTPTool) Oracle() Oracle { return t.oracle }
 
+// ResultIDPointer is the tool's result_id JSON pointer ("" for none).
+func (t *HTTPTool) ResultIDPointer() string {
+	if t.resultID == nil {
+		return ""
+	}
+	return t.resultID.String()
+}
+
 // URL returns the tool's endpoint.
 func (t *HTTPTool) URL() string { return t.url.String() }
 
@@ -284,6 +299,9 @@ const maxResponse = 4 << 20
 // Send implements Tool.
 func (t *HTTPTool) Send(ctx context.Context, conn net.Conn, call *Call, deadline time.Time) Reply {
 	_ = conn.SetDeadline(deadline)
+	// A cancelled ctx ends the attempt at once, whatever the deadline.
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
 	var rw io.ReadWriter = conn
 	if t.url.Scheme == "https" {
 		tc := tls.Client(conn, &tls.Config{ServerName: t.url.Hostname()})

@@ -28,7 +28,8 @@ type MCPConfig struct {
 	Arguments string
 	// KeyArgument, when set, is the argument the harness puts the key in;
 	// KeyMeta, when set, the _meta field. With neither, Arguments must use
-	// {{.Key}} itself.
+	// {{.Key}} itself, unless the tool claims readOnlyHint (Ready checks it
+	// once the server has listed the tool).
 	KeyArgument string
 	KeyMeta     string
 	KeyFormat   KeyFormat
@@ -42,6 +43,9 @@ type MCPConfig struct {
 	// headers are none, and a replayed header is refused.
 	Contract Contract
 	Oracle   Oracle
+	// Guard checks the server's address (nil: loopback only, see [Guard]);
+	// the fault proxy is given the literal address it resolves to.
+	Guard *Guard
 }
 
 // MCPTool is a write tool reached with an MCP tools/call. Every call goes
@@ -51,6 +55,7 @@ type MCPConfig struct {
 type MCPTool struct {
 	c        MCPConfig
 	url      *url.URL
+	upstream string
 	args     *Template
 	resultID *Pointer
 
@@ -58,6 +63,7 @@ type MCPTool struct {
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
+	dialer  *sessionDialer // the session's own connections
 	sid     int
 	fresh   bool // the session was opened for the next call
 	suspect bool // the last call failed: check the session before reuse
@@ -72,6 +78,10 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("tool %s: url %q: want http://host:port/mcp", c.Name, c.URL)
+	}
+	upstream, err := c.Guard.Resolve(hostPort(u))
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: url %q: %w", c.Name, c.URL, err)
 	}
 	if c.Tool == "" {
 		return nil, fmt.Errorf("tool %s: no MCP tool name", c.Name)
@@ -92,7 +102,7 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 	if c.Contract, err = c.Contract.Resolve(); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", c.Name, err)
 	}
-	t := &MCPTool{c: c, url: u, conns: make(chan net.Conn, 64)}
+	t := &MCPTool{c: c, url: u, upstream: upstream, conns: make(chan net.Conn, 64)}
 	if t.args, err = ParseTemplate("arguments", c.Arguments); err != nil {
 		return nil, fmt.Errorf("tool %s: arguments: %w", c.Name, err)
 	}
@@ -102,9 +112,6 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 			return nil, fmt.Errorf("tool %s: result_id: %w", c.Name, err)
 		}
 		t.resultID = &p
-	}
-	if c.KeyArgument == "" && c.KeyMeta == "" && !strings.Contains(c.Arguments, ".Key") {
-		return nil, fmt.Errorf("tool %s: the key travels nowhere: set key_argument or key_meta, or use {{.Key}} in the arguments", c.Name)
 	}
 	if err := checkMarker(t, "arguments"); err != nil {
 		return nil, err
@@ -117,14 +124,14 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 func (t *MCPTool) Fork() Tool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return &MCPTool{c: t.c, url: t.url, args: t.args, resultID: t.resultID, conns: make(chan net.Conn, 64), tool: t.tool}
+	return &MCPTool{c: t.c, url: t.url, upstream: t.upstream, args: t.args, resultID: t.resultID, conns: make(chan net.Conn, 64), tool: t.tool}
 }
 
 // Name implements Tool.
 func (t *MCPTool) Name() string { return t.c.Name }
 
 // Upstream implements Tool.
-func (t *MCPTool) Upstream() string { return hostPort(t.url) }
+func (t *MCPTool) Upstream() string { return t.upstream }
 
 // Timeout implements Tool.
 func (t *MCPTool) Timeout() time.Duration { return t.c.Timeout }
@@ -138,6 +145,9 @@ func (t *MCPTool) Oracle() Oracle { return t.c.Oracle }
 
 // KeyFormat is how the tool spells idempotency keys.
 func (t *MCPTool) KeyFormat() KeyFormat { return t.c.KeyFormat }
+
+// ResultIDPointer is the tool's result_id JSON pointer ("" for none).
+func (t *MCPTool) ResultIDPointer() string { return t.c.ResultID }
 
 // mcpCall is what Prepare renders: the tools/call parameters.
 type mcpCall struct {
@@ -183,14 +193,15 @@ func (t *MCPTool) Ready(ctx context.Context, dial func(context.Context) (net.Con
 		err := t.session.Ping(pctx, nil)
 		cancel()
 		if err != nil {
-			_ = t.session.Close()
-			t.session = nil
+			_ = closeSession(t.session, t.dialer)
+			t.session, t.dialer = nil, nil
 		}
 		t.suspect = false
 	}
 	if t.session != nil {
-		return nil
+		return t.checkKeyTravels()
 	}
+	sd := &sessionDialer{dial: dial, open: map[*trackedConn]struct{}{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof", Version: "1"}, nil)
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:             t.c.URL,
@@ -203,25 +214,141 @@ func (t *MCPTool) Ready(ctx context.Context, dial func(context.Context) (net.Con
 				case c := <-t.conns: // the connection Send handed over for a tools/call
 					return c, nil
 				default:
-					return dial(ctx)
+					return sd.DialContext(ctx)
 				}
 			},
 		}},
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	// A cancelled ctx abandons the session at once: the SDK would otherwise
+	// wait for its own best-effort requests (a cancellation notice, a
+	// DELETE) to a server that does not answer.
+	stop := context.AfterFunc(cctx, sd.abandon)
+	defer stop()
 	s, err := client.Connect(cctx, transport, nil)
 	if err != nil {
+		sd.abandon()
 		return fmt.Errorf("%w: mcp %s: open session: %w", ErrUnreachable, t.c.URL, err)
 	}
-	t.session, t.fresh = s, true
-	t.sid++
 	if t.tool == nil {
 		if t.tool, err = findTool(cctx, s, t.c.Tool); err != nil {
+			sd.abandon()
+			_ = s.Close()
 			return err
 		}
 	}
-	return nil
+	if !stop() {
+		_ = s.Close()
+		return fmt.Errorf("mcp %s: open session: %w", t.c.URL, context.Cause(cctx))
+	}
+	t.session, t.dialer, t.fresh = s, sd, true
+	t.sid++
+	return t.checkKeyTravels()
+}
+
+// ErrNoKey marks an MCP write tool whose spec says nowhere where the
+// idempotency key travels.
+var ErrNoKey = errors.New("the key travels nowhere")
+
+// checkKeyTravels refuses a tool that does not claim readOnlyHint (it makes
+// effects, so its calls carry a key) when its spec puts the key nowhere. A
+// read-only tool needs no key; whether a tool claims to be one is known
+// once the server listed it.
+func (t *MCPTool) checkKeyTravels() error {
+	if t.c.KeyArgument != "" || t.c.KeyMeta != "" || strings.Contains(t.c.Arguments, ".Key") {
+		return nil
+	}
+	if t.tool != nil && t.tool.Annotations != nil && t.tool.Annotations.ReadOnlyHint {
+		return nil
+	}
+	return &FieldError{Field: "mcp", Err: fmt.Errorf("%w: %s does not claim readOnlyHint, so its calls need a key: set key_argument or key_meta, or use {{.Key}} in the arguments",
+		ErrNoKey, t.c.Tool)}
+}
+
+// closeGrace is how long closing an MCP session may wait for the server
+// before its connections are cut.
+const closeGrace = 500 * time.Millisecond
+
+// closeSession closes s, cutting its connections (d's) if the server has
+// not let it go within closeGrace.
+func closeSession(s *mcp.ClientSession, d *sessionDialer) error {
+	done := make(chan error, 1)
+	go func() { done <- s.Close() }()
+	timer := time.NewTimer(closeGrace)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		if d != nil {
+			d.abandon()
+		}
+		return <-done
+	}
+}
+
+// errSessionAbandoned is the error of a connection an abandoned MCP session
+// asks for.
+var errSessionAbandoned = errors.New("mcp session abandoned")
+
+// sessionDialer dials the connections of one MCP session's own requests
+// (initialize, tools/list, pings, notices, the closing DELETE) through the
+// proxy, and can cut them all at once.
+type sessionDialer struct {
+	dial func(context.Context) (net.Conn, error)
+
+	mu   sync.Mutex
+	dead bool
+	open map[*trackedConn]struct{}
+}
+
+// DialContext dials a connection the session may be made to let go of.
+func (d *sessionDialer) DialContext(ctx context.Context) (net.Conn, error) {
+	d.mu.Lock()
+	dead := d.dead
+	d.mu.Unlock()
+	if dead {
+		return nil, errSessionAbandoned
+	}
+	c, err := d.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dead {
+		_ = c.Close()
+		return nil, errSessionAbandoned
+	}
+	tc := &trackedConn{Conn: c, d: d}
+	d.open[tc] = struct{}{}
+	return tc, nil
+}
+
+// abandon closes every open connection and refuses new ones.
+func (d *sessionDialer) abandon() {
+	d.mu.Lock()
+	d.dead = true
+	open := d.open
+	d.open = map[*trackedConn]struct{}{}
+	d.mu.Unlock()
+	for c := range open {
+		_ = c.Conn.Close()
+	}
+}
+
+// trackedConn leaves its dialer's open set when closed.
+type trackedConn struct {
+	net.Conn
+	d *sessionDialer
+}
+
+func (c *trackedConn) Close() error {
+	c.d.mu.Lock()
+	delete(c.d.open, c)
+	c.d.mu.Unlock()
+	return c.Conn.Close()
 }
 
 func findTool(ctx context.Context, s *mcp.ClientSession, name string) (*mcp.Tool, error) {
@@ -334,8 +461,8 @@ func (t *MCPTool) Close() error {
 	if t.session == nil {
 		return nil
 	}
-	err := t.session.Close()
-	t.session = nil
+	err := closeSession(t.session, t.dialer)
+	t.session, t.dialer = nil, nil
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -29,6 +29,12 @@ type Oracle interface {
 // oracle could not count" from other failures.
 var ErrOracle = errors.New("oracle")
 
+// ErrOracleShape marks an oracle answer that arrived but has the wrong shape:
+// the count pointer matches nothing, the value is not a count, the body is
+// not JSON, a command printed something else than an integer. The oracle is
+// reachable; its spec does not fit what it answers.
+var ErrOracleShape = errors.New("oracle answer has the wrong shape")
+
 // OracleFunc adapts a Go function to an Oracle, for library users.
 type OracleFunc func(ctx context.Context, marker string) (int, error)
 
@@ -50,12 +56,24 @@ type HTTPOracle struct {
 	URL     *Template
 	Pointer Pointer
 	Headers map[string]string
-	Client  *http.Client
+	// Timeout bounds one query (default 10s).
+	Timeout time.Duration
+	// Guard checks every connection the query makes, redirects included
+	// (nil: loopback only, see [Guard]).
+	Guard *Guard
+	// Client, when set, is used as is instead of a client built from Timeout
+	// and Guard: the caller answers for where it connects.
+	Client *http.Client
 	// Resolve maps the URL's host:port (a container alias) to where this
 	// host reaches it, at every query (a restarted container's port moves);
-	// nil leaves it as written.
+	// nil leaves it as written. An address Resolve changes is one of the
+	// run's own containers and is dialled as it is.
 	Resolve func(hostport string) string
 }
+
+// defaultOracleTimeout bounds one oracle query when the spec sets no
+// timeout.
+const defaultOracleTimeout = 10 * time.Second
 
 // NewHTTPOracle returns an oracle reading pointer count from GET url.
 func NewHTTPOracle(url, count string) (*HTTPOracle, error) {
@@ -85,11 +103,12 @@ func (o *HTTPOracle) Count(ctx context.Context, marker string) (int, error) {
 }
 
 func (o *HTTPOracle) count(ctx context.Context, marker string) (int, error) {
-	url, err := o.URL.Render(Operation{Marker: marker})
+	raw, err := o.URL.Render(Operation{Marker: marker})
 	if err != nil {
 		return 0, err
 	}
-	if url, err = resolveURL(url, o.Resolve); err != nil {
+	url, mapped, err := resolveURL(raw, o.Resolve)
+	if err != nil {
 		return 0, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -101,7 +120,15 @@ func (o *HTTPOracle) count(ctx context.Context, marker string) (int, error) {
 	}
 	client := o.Client
 	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second}
+		timeout := o.Timeout
+		if timeout <= 0 {
+			timeout = defaultOracleTimeout
+		}
+		g := o.Guard
+		if mapped != "" {
+			g = g.trusting(mapped) // one of the run's own containers
+		}
+		client = g.HTTPClient(timeout)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -119,13 +146,17 @@ func (o *HTTPOracle) count(ctx context.Context, marker string) (int, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return 0, fmt.Errorf("response is not JSON: %w: %s", err, snippet(body))
+		return 0, &FieldError{Field: "oracle.http.url", Err: fmt.Errorf("%w: the response is not JSON: %w: %s", ErrOracleShape, err, snippet(body))}
 	}
 	v, err := o.Pointer.Lookup(doc)
 	if err != nil {
-		return 0, err
+		return 0, &FieldError{Field: "oracle.http.count", Err: fmt.Errorf("%w: %w in %s", ErrOracleShape, err, snippet(body))}
 	}
-	return countOf(v)
+	n, err := countOf(v)
+	if err != nil {
+		return 0, &FieldError{Field: "oracle.http.count", Err: fmt.Errorf("%w: %w", ErrOracleShape, err)}
+	}
+	return n, nil
 }
 
 // countOf reads a count from a JSON value: a non-negative integer or an
@@ -172,19 +203,29 @@ func (o *CommandOracle) Count(ctx context.Context, marker string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, o.Argv[0], o.Argv[1:]...)
+	ownProcessGroup(cmd)
+	cmd.WaitDelay = commandWaitDelay
 	cmd.Env = append(append(os.Environ(), o.Env...), "ONCEPROOF_MARKER="+marker)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+		}
 		return 0, fmt.Errorf("%w %s: %w: %s", ErrOracle, o, err, snippet(stderr.Bytes()))
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%w %s: printed %q, want a non-negative integer", ErrOracle, o, snippet(out))
+		return 0, fmt.Errorf("%w %s: %w", ErrOracle, o, &FieldError{Field: "oracle.command",
+			Err: fmt.Errorf("%w: printed %q, want a non-negative integer", ErrOracleShape, snippet(out))})
 	}
 	return n, nil
 }
+
+// commandWaitDelay bounds how long a cancelled command oracle's output is
+// waited for once the command is killed.
+const commandWaitDelay = 200 * time.Millisecond
 
 // Settled wraps o so that a count is returned only once it is stable: it
 // counts, waits settle, and counts again until two counts agree (effects may
@@ -211,11 +252,16 @@ func (s *settled) Count(ctx context.Context, marker string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	for range maxSettleRounds {
+	timer := time.NewTimer(s.settle)
+	defer timer.Stop()
+	for i := range maxSettleRounds {
+		if i > 0 {
+			timer.Reset(s.settle)
+		}
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(s.settle):
+			return 0, fmt.Errorf("%w %s: settling: %w", ErrOracle, s.o, context.Cause(ctx))
+		case <-timer.C:
 		}
 		n, err := s.o.Count(ctx, marker)
 		if err != nil {

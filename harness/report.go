@@ -36,11 +36,13 @@ type Report struct {
 	Version int `json:"version"`
 	// Kind is KindLint for the report of onceproof lint, whose tools have
 	// lint results and no scenarios; "" for a certification.
-	Kind      string       `json:"kind,omitempty"`
-	Onceproof string       `json:"onceproof"`
-	Toxiproxy string       `json:"toxiproxy"`
-	Started   time.Time    `json:"started"`
-	Tools     []ToolReport `json:"tools"`
+	Kind      string    `json:"kind,omitempty"`
+	Onceproof string    `json:"onceproof"`
+	Toxiproxy string    `json:"toxiproxy"`
+	Started   time.Time `json:"started"`
+	// Run identifies the run (and the shard) a certification report is of.
+	Run   *RunInfo     `json:"run,omitempty"`
+	Tools []ToolReport `json:"tools"`
 }
 
 // ToolReport is one tool's verdicts.
@@ -113,6 +115,9 @@ type Counterexample struct {
 	Shrink   string    `json:"shrink,omitempty"`
 	Attempts []Attempt `json:"attempts"`
 	Effects  []Effect  `json:"effects"`
+	// Requests are the distinct requests the attempts sent (see
+	// Attempt.Request).
+	Requests []Request `json:"requests,omitempty"`
 }
 
 // Effect is the oracle's final count for one marker against what exactly-once
@@ -121,6 +126,8 @@ type Effect struct {
 	Marker string `json:"marker"`
 	Count  int    `json:"count"`
 	Want   int    `json:"want"`
+	// CountURL is where an HTTP oracle counts this marker's effects.
+	CountURL string `json:"count_url,omitempty"`
 }
 
 // RuledOut is the per-trial failure rate that valid passing trials rule out

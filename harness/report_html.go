@@ -256,7 +256,7 @@ func rhBuildPage(r *Report) rhPage {
 			}
 		}
 	}
-	p.Title = fmt.Sprintf("onceproof report: %d of %d tools agent-ready", p.NReady, p.NTools)
+	p.Title = fmt.Sprintf("onceproof report: %d of %s agent-ready", p.NReady, Plural(p.NTools, "tool"))
 	p.LintOnly, p.Lint = r.Kind == KindLint, rhBuildLint(r)
 	if p.LintOnly {
 		p.Title = "onceproof lint: " + r.lintHeadline()

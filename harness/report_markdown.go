@@ -21,7 +21,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			ready++
 		}
 	}
-	fmt.Fprintf(&b, "## onceproof: %d of %d tools agent-ready\n\n", ready, len(r.Tools))
+	fmt.Fprintf(&b, "## onceproof: %d of %s agent-ready\n\n", ready, Plural(len(r.Tools), "tool"))
 	ids := r.ScenarioIDs()
 	b.WriteString("| tool |")
 	for _, id := range ids {

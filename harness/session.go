@@ -22,6 +22,24 @@ var ErrPreflight = errors.New("preflight failed")
 // ErrUnreachable marks a tool or oracle that could not be reached at all.
 var ErrUnreachable = errors.New("unreachable")
 
+// ErrResultID marks a result_id pointer that finds nothing in a 2xx answer.
+var ErrResultID = errors.New("result pointer matches nothing")
+
+// FieldError is an error about one field of a tool's spec found by running
+// the tool (the preflight call): Field is its path relative to the tool
+// ("result_id", "oracle.http.count"). [ToolSpec.Locate] turns it into an
+// error naming the file, line and field.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+// Error returns "FIELD: ERR".
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *FieldError) Unwrap() error { return e.Err }
+
 // Session is one tool behind one fault proxy. Toxics act on every
 // connection through the proxy, so a Session runs one trial at a time (one
 // faulted attempt, or one group of held attempts); trials that overlap each
@@ -131,6 +149,10 @@ func (s *Session) Count(ctx context.Context, marker string) (int, error) {
 	return s.oracle.Count(ctx, marker)
 }
 
+// CountURL is where the session's oracle counts marker's effects, when it
+// is an HTTP oracle ("" otherwise).
+func (s *Session) CountURL(marker string) string { return CountURL(s.oracle, marker) }
+
 // Arm installs fault on the proxy; the caller disarms it.
 func (s *Session) Arm(ctx context.Context, f faults.Fault) (faults.Disarm, error) {
 	d, err := f.Arm(ctx, s.proxy)
@@ -177,6 +199,13 @@ type Attempt struct {
 	// attempt (-1 when not taken, e.g. for overlapping attempts).
 	Before int `json:"before"`
 	After  int `json:"after"`
+	// Phase, Setup and Request say what the attempt was, for reproducers
+	// and renderers that must not read Fault's text (see attempt_record.go).
+	Phase   faults.Phase  `json:"phase,omitempty"`
+	Setup   *faults.Setup `json:"setup,omitempty"`
+	Request int           `json:"request,omitempty"`
+
+	req *Request // the request sent, until a Counterexample numbers it
 }
 
 // ResponseBody is the whole response body the attempt got (nil without a
@@ -256,7 +285,7 @@ func (s *Session) SendWatched(ctx context.Context, call *Call, origin time.Time,
 
 func (s *Session) send(ctx context.Context, call *Call, origin time.Time, g GiveUp, written func(whole bool)) Attempt {
 	timeout := s.tool.Timeout()
-	a := Attempt{Op: call.Op.ID, Marker: call.Op.Marker, Deadline: timeout, Before: -1, After: -1}
+	a := Attempt{Op: call.Op.ID, Marker: call.Op.Marker, Deadline: timeout, Before: -1, After: -1, req: requestOf(s.tool, call)}
 	if g.After >= timeout {
 		g.After = 0
 	}
@@ -271,6 +300,9 @@ func (s *Session) send(ctx context.Context, call *Call, origin time.Time, g Give
 	if err != nil {
 		// Nothing is written before the connection exists: not delivered.
 		a.Outcome, a.Error = Failed, fmt.Sprintf("dial: %v", err)
+		if ctx.Err() != nil {
+			a.Error = fmt.Sprintf("abandoned: %v", context.Cause(ctx))
+		}
 		a.End = time.Since(origin)
 		if written != nil {
 			written(false)
@@ -406,7 +438,7 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 		if err := disarm(ctx); err != nil {
 			return a, fmt.Errorf("disarm %s: %w", fault.Name(), err)
 		}
-		a.Fault = fault.Name()
+		a.WithFault(fault)
 	}
 	a.Before = before
 	if a.After, err = s.Count(ctx, call.Op.Marker); err != nil {
@@ -420,6 +452,11 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 // the annotations scenario checks that it makes no effect). Anything else
 // means the spec or oracle is wrong; an error wrapping ErrPreflight (and
 // ErrUnreachable when nothing answered) says how.
+//
+// A result_id pointer that finds nothing in the 2xx answer (of a tool that
+// is not read-only), and an oracle answer of the wrong shape, are errors too (a [*FieldError] naming the
+// field, wrapping ErrOracleShape for the oracle): with them every "same
+// result" check would compare empty values, or no count would be read.
 func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error) {
 	op := s.NewOp(1)
 	call, err := s.tool.Prepare(op)
@@ -427,7 +464,13 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 		return Attempt{}, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
 	a, err := s.Do(ctx, call, nil, time.Now(), GiveUp{})
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return a, fmt.Errorf("%w: %w", ErrPreflight, context.Cause(ctx))
+	case errors.Is(err, ErrOracleShape), errors.Is(err, ErrRemoteTarget), errors.As(err, new(*FieldError)):
+		// The oracle answered: it is reachable, its spec does not fit.
+		return a, fmt.Errorf("%w: %w", ErrPreflight, err)
+	case err != nil:
 		return a, fmt.Errorf("%w: %w: %w", ErrPreflight, ErrUnreachable, err)
 	}
 	switch {
@@ -435,10 +478,18 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 		return a, fmt.Errorf("%w: %w: tool %s: %s %s got no response: %s", ErrPreflight, ErrUnreachable, s.tool.Name(), call.Summary, s.tool.Upstream(), a.Error)
 	case a.Status/100 != 2:
 		return a, fmt.Errorf("%w: tool %s: a plain call returned status %d, want 2xx (body: %s)", ErrPreflight, s.tool.Name(), a.Status, a.Body)
+	}
+	// A read-only tool's verdict compares no results: its result_id is moot.
+	if p, ok := s.tool.(interface{ ResultIDPointer() string }); ok && !readOnly && p.ResultIDPointer() != "" && a.ResultID == "" {
+		return a, fmt.Errorf("%w: %w", ErrPreflight, &FieldError{Field: "result_id", Err: fmt.Errorf(
+			"%w: %s finds no value in the 2xx answer of a plain call (%s): every same-result check would compare empty values",
+			ErrResultID, p.ResultIDPointer(), dash(a.Body))})
+	}
+	switch {
 	case readOnly:
 		return a, nil
 	case a.Before != 0:
-		return a, fmt.Errorf("%w: oracle %s counted %d effects for a fresh marker before any call", ErrPreflight, s.oracle, a.Before)
+		return a, fmt.Errorf("%w: oracle %s counted %s for a fresh marker before any call", ErrPreflight, s.oracle, Plural(a.Before, "effect"))
 	case a.After != 1:
 		return a, fmt.Errorf("%w: one plain call moved oracle %s by %d, want exactly 1 (is the oracle counting the marker %s?)", ErrPreflight, s.oracle, a.After-a.Before, op.Marker)
 	}
@@ -446,7 +497,8 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 }
 
 // Restart restarts a crashed tool (a Crasher) and points the proxy at where
-// it now listens.
+// it now listens. The tool's other Sessions (forks) must be re-pointed with
+// Repoint.
 func (s *Session) Restart(ctx context.Context) error {
 	c, ok := s.tool.(Crasher)
 	if !ok {
@@ -455,5 +507,11 @@ func (s *Session) Restart(ctx context.Context) error {
 	if err := c.Restart(ctx); err != nil {
 		return err
 	}
+	return s.Repoint(ctx)
+}
+
+// Repoint points the proxy at where the tool listens now (a restarted
+// container's port may have moved).
+func (s *Session) Repoint(ctx context.Context) error {
 	return s.proxy.SetUpstream(ctx, s.tool.Upstream())
 }

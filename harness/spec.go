@@ -1,13 +1,9 @@
 package harness
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -108,13 +104,28 @@ type ToolSpec struct {
 }
 
 // Tool builds the tool. Errors are [*SpecError]s located at the most
-// specific field known.
+// specific field known; a refused address wraps ErrRemoteTarget. The tool
+// and its oracle connect only where the guard set by [ToolSpec.WithGuard]
+// lets them (loopback only without one).
 func (t ToolSpec) Tool() (*HTTPTool, error) {
 	tool, err := NewHTTPTool(t.HTTP)
 	if err != nil {
 		return nil, t.toolError(err)
 	}
 	return tool, nil
+}
+
+// WithGuard returns t with every address its tool and oracle connect to
+// checked by g (see [Guard]).
+func (t ToolSpec) WithGuard(g *Guard) ToolSpec {
+	t.HTTP.Guard = g
+	t.HTTP.Oracle = GuardOracle(t.HTTP.Oracle, g)
+	if t.MCP != nil {
+		m := *t.MCP
+		m.Guard, m.Oracle = g, t.HTTP.Oracle
+		t.MCP = &m
+	}
+	return t
 }
 
 // toolError locates an error from NewHTTPTool, whose messages name the part
@@ -152,7 +163,29 @@ func (t ToolSpec) toolError(err error) *SpecError {
 		// The marker belongs in the body (or a header).
 		field = "http.body"
 	}
-	return t.locate(t.file, field, msg)
+	e := t.locate(t.file, field, msg)
+	if errors.Is(err, ErrRemoteTarget) {
+		e.Kind = ErrRemoteTarget
+	}
+	return e
+}
+
+// Locate returns err as a [*SpecError] naming the file, line and field when
+// it holds a [*FieldError] (a finding of the preflight call about one field);
+// other errors come back unchanged. The SpecError wraps err, so errors.Is
+// still finds ErrPreflight, ErrOracleShape and the rest.
+func (t ToolSpec) Locate(err error) error {
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	msg := fe.Err.Error()
+	if errors.Is(err, ErrPreflight) {
+		msg = ErrPreflight.Error() + ": " + msg
+	}
+	e := t.locate(t.file, fe.Field, msg)
+	e.Kind = err
+	return e
 }
 
 // locate returns a SpecError for field (relative to the tool) at the line of
@@ -272,90 +305,6 @@ func (d *specDecoder) err() error {
 	return errors.Join(errs...)
 }
 
-var (
-	yamlLineRE   = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
-	yamlAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
-)
-
-// yamlParserProblems are the problems yaml.v3's parser (as opposed to its
-// scanner) reports. For these, yaml.v3 prints a 0-based line: the line
-// before the construct being parsed, or before the problem.
-var yamlParserProblems = []string{
-	"did not find expected ',' or ']'",
-	"did not find expected ',' or '}'",
-	"did not find expected '-' indicator",
-	"did not find expected <document start>",
-	"did not find expected <stream-start>",
-	"did not find expected key",
-	"did not find expected node content",
-	"found duplicate %TAG directive",
-	"found duplicate %YAML directive",
-	"found incompatible YAML document",
-	"found undefined tag handle",
-}
-
-// syntax records a YAML syntax error at its line.
-func (d *specDecoder) syntax(err error) {
-	msg := err.Error()
-	line := 0
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-		if slices.Contains(yamlParserProblems, msg) {
-			line++
-		}
-	} else if m := yamlAnchorRE.FindStringSubmatch(msg); m != nil {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-		for i, l := range bytes.Split(d.src, []byte("\n")) {
-			if bytes.Contains(l, []byte("*"+m[1])) {
-				line = i + 1
-				break
-			}
-		}
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-		if slices.Contains(yamlParserProblems, msg) {
-			line = 1
-		}
-	}
-	if lines := bytes.Split(d.src, []byte("\n")); line > 0 && line <= len(lines) && bytes.Contains(lines[line-1], []byte("\t")) {
-		msg += " (tabs are not allowed in YAML indentation)"
-	}
-	d.errorf(line, "", "bad YAML: %s", msg)
-}
-
-// document parses the single YAML document of the file and returns its root.
-func (d *specDecoder) document() *yaml.Node {
-	dec := yaml.NewDecoder(bytes.NewReader(d.src))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			d.errorf(1, "", "empty spec: want version: %d and a list of tools", SpecVersion)
-		} else {
-			d.syntax(err)
-		}
-		return nil
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case err == nil:
-		line := next.Line
-		if len(next.Content) > 0 && line == 0 {
-			line = next.Content[0].Line
-		}
-		d.errorf(line, "", "a second YAML document starts here: a spec file holds exactly one")
-		return nil
-	case !errors.Is(err, io.EOF):
-		d.syntax(err)
-		return nil
-	}
-	if len(doc.Content) == 0 {
-		d.errorf(1, "", "empty spec: want version: %d and a list of tools", SpecVersion)
-		return nil
-	}
-	return doc.Content[0]
-}
-
 // field is one entry of a mapping.
 type field struct {
 	name string
@@ -370,9 +319,24 @@ type fields struct {
 	path string
 	line int
 	m    map[string]field
+	// typos are the allowed names that an unknown key was reported as a
+	// misspelling of: a field missing under its right name is then not
+	// reported again as missing.
+	typos map[string]bool
 }
 
 func (fs *fields) has(name string) bool { _, ok := fs.m[name]; return ok }
+
+// misspelt reports whether an unknown key of the mapping was reported as a
+// misspelling of one of names.
+func (fs *fields) misspelt(names ...string) bool {
+	for _, n := range names {
+		if fs.typos[n] {
+			return true
+		}
+	}
+	return false
+}
 
 // deref follows aliases.
 func deref(n *yaml.Node) *yaml.Node {
@@ -482,6 +446,10 @@ func (d *specDecoder) collect(fs *fields, n *yaml.Node, allowed []string, depth 
 			hint := ""
 			if near := nearest(name, allowed); near != "" {
 				hint = "; did you mean " + near + "?"
+				if fs.typos == nil {
+					fs.typos = map[string]bool{}
+				}
+				fs.typos[near] = true
 			}
 			d.errorf(k.Line, path, "unknown field%s (allowed: %s)", hint, strings.Join(allowed, ", "))
 			continue
@@ -554,8 +522,37 @@ func (d *specDecoder) str(f field) (string, bool) {
 	return f.val.Value, true
 }
 
-// duration decodes a field as a duration; zero is allowed only if zeroOK.
-func (d *specDecoder) duration(f field, zeroOK bool) (time.Duration, bool) {
+// The longest durations a spec may set; a longer one is refused (it would
+// make a run wait for hours on one attempt or one count).
+const (
+	// MaxToolTimeout bounds http.timeout and mcp.timeout, the caller's
+	// deadline for one attempt.
+	MaxToolTimeout = time.Hour
+	// MaxOracleTimeout bounds oracle.timeout, the deadline of one count.
+	MaxOracleTimeout = 10 * time.Minute
+	// MaxSettle bounds oracle.settle, the wait between two counts (a count
+	// settles within 20 of them).
+	MaxSettle = time.Minute
+	// MaxStartup bounds container.startup, how long each container may take
+	// to become ready.
+	MaxStartup = 30 * time.Minute
+)
+
+// FormatDuration spells d without zero units: "1h", "10m", "1m30s", "250ms".
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// duration decodes a field as a duration of at most max; zero is allowed
+// only if zeroOK.
+func (d *specDecoder) duration(f field, zeroOK bool, max time.Duration) (time.Duration, bool) {
 	s, ok := d.str(f)
 	if !ok {
 		return 0, false
@@ -571,6 +568,9 @@ func (d *specDecoder) duration(f field, zeroOK bool) (time.Duration, bool) {
 	case v == 0 && !zeroOK:
 		d.errorf(f.line, f.path, "bad duration %q: must be positive", s)
 		return 0, false
+	case v > max:
+		d.errorf(f.line, f.path, "duration %q is too long: at most %s", s, FormatDuration(max))
+		return 0, false
 	}
 	return v, true
 }
@@ -582,9 +582,25 @@ func (d *specDecoder) stringMap(f field) (map[string]string, []field) {
 	if !ok {
 		return nil, nil
 	}
+	all := make([]field, 0, len(fs.m))
+	for _, e := range fs.m {
+		all = append(all, e)
+	}
+	// File order (then name, for merged entries), so that errors come out
+	// the same way on every parse.
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.line != b.line {
+			return a.line < b.line
+		}
+		if a.col != b.col {
+			return a.col < b.col
+		}
+		return a.name < b.name
+	})
 	m := map[string]string{}
 	var entries []field
-	for _, e := range fs.m {
+	for _, e := range all {
 		v, ok := d.str(e)
 		if !ok {
 			continue
@@ -592,10 +608,6 @@ func (d *specDecoder) stringMap(f field) (map[string]string, []field) {
 		m[e.name] = v
 		entries = append(entries, e)
 	}
-	sort.Slice(entries, func(i, j int) bool {
-		a, b := entries[i], entries[j]
-		return a.line < b.line || a.line == b.line && a.col < b.col
-	})
 	return m, entries
 }
 
@@ -613,7 +625,9 @@ func (d *specDecoder) spec(root *yaml.Node) *Spec {
 	fs, _ := d.mapping(field{line: root.Line, val: root}, specFields)
 	vf, ok := fs.m["version"]
 	if !ok {
-		d.errorf(fs.line, "version", "missing: want version: %d", SpecVersion)
+		if !fs.misspelt("version") {
+			d.errorf(fs.line, "version", "missing: want version: %d", SpecVersion)
+		}
 		return nil
 	}
 	// The version decides the schema: nothing else is checked without it.
@@ -626,7 +640,9 @@ func (d *specDecoder) spec(root *yaml.Node) *Spec {
 	}
 	tf, ok := fs.m["tools"]
 	if !ok {
-		d.errorf(fs.line, "tools", "missing: want a list of tools")
+		if !fs.misspelt("tools") {
+			d.errorf(fs.line, "tools", "missing: want a list of tools")
+		}
 		return nil
 	}
 	if tf.val.Kind != yaml.SequenceNode {
@@ -676,7 +692,7 @@ func (d toolDecoder) get(fs *fields, name string) (field, bool) {
 // need is get that reports a missing field.
 func (d toolDecoder) need(fs *fields, name, want string) (field, bool) {
 	f, ok := d.get(fs, name)
-	if !ok {
+	if !ok && !fs.misspelt(name) {
 		d.errorf(fs.line, joinField(fs.path, name), "missing: want %s", want)
 	}
 	return f, ok
@@ -711,7 +727,7 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (ToolSpec, bool) {
 		}
 	}
 	switch {
-	case len(set) == 0:
+	case len(set) == 0 && !fs.misspelt(transports...):
 		d.errorf(t.Line, t.path, "no transport section: want exactly one of: %s", strings.Join(transports, ", "))
 	case len(set) > 1:
 		sort.Slice(set, func(i, j int) bool { return set[i].line < set[j].line })
@@ -736,363 +752,32 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (ToolSpec, bool) {
 		}
 	}
 	td.contract(fs)
-	if f, ok := td.need(fs, "oracle", "an oracle (http or command) that counts the tool's effects"); ok {
+	if f, ok := td.need(fs, "oracle", "an oracle (http, command, sql or redis) that counts the tool's effects"); ok {
 		t.HTTP.Oracle = td.oracle(f)
 	}
 	if len(d.errs) > before {
 		return t, false
 	}
 	t.HTTP.Name = t.Name
+	// Build the tool once, as if remote targets were allowed (whether they
+	// are is the run's to say, see CheckTargets): it renders the request and
+	// checks that the marker and key reach it.
+	anywhere := &Guard{AllowRemote: true}
 	if t.MCP != nil {
 		t.MCP.Name, t.MCP.Oracle, t.MCP.ResultID, t.MCP.Contract = t.Name, t.HTTP.Oracle, t.HTTP.ResultID, t.HTTP.Contract
-		if _, err := NewMCPTool(*t.MCP); err != nil {
+		m := *t.MCP
+		m.Guard = anywhere
+		if _, err := NewMCPTool(m); err != nil {
 			d.errs = append(d.errs, t.locate(t.file, "mcp", strings.TrimPrefix(err.Error(), "tool "+t.Name+": ")))
 			return t, false
 		}
 		return t, true
 	}
-	// Build the tool once: NewHTTPTool renders the request and checks that
-	// the marker and key reach it.
-	if _, err := t.Tool(); err != nil {
-		d.errs = append(d.errs, err.(*SpecError))
+	c := t.HTTP
+	c.Guard = anywhere
+	if _, err := NewHTTPTool(c); err != nil {
+		d.errs = append(d.errs, t.toolError(err))
 		return t, false
 	}
 	return t, true
-}
-
-// http decodes a tool's http section into t.HTTP, defaults applied.
-func (d toolDecoder) http(f field) {
-	c := &d.t.HTTP
-	c.Method = http.MethodPost
-	key := DefaultKeyHeader
-	c.KeyHeader = &key
-	c.KeyFormat = KeyUUID
-	c.Timeout = defaultToolTimeout
-	fs, ok := d.mapping(f, httpFields)
-	if !ok {
-		return
-	}
-	if f, ok := d.need(fs, "url", "the tool's endpoint, http://host:port/path"); ok {
-		if s, ok := d.str(f); ok {
-			if msg := checkToolURL(s); msg != "" {
-				d.errorf(f.line, f.path, "%s", msg)
-			}
-			c.URL = s
-		}
-	}
-	if f, ok := d.get(fs, "method"); ok {
-		if s, ok := d.str(f); ok {
-			if msg := checkMethod(s); msg != "" {
-				d.errorf(f.line, f.path, "%s", msg)
-			} else {
-				c.Method = s
-			}
-		}
-	}
-	keyOK := true
-	if f, ok := d.get(fs, "key_header"); ok {
-		if f.val.Kind == yaml.ScalarNode && f.val.ShortTag() == "!!null" {
-			d.errorf(f.line, f.path, `want a header name, got null (write key_header: "" to send the key only in the body through {{.Key}})`)
-			keyOK = false
-		} else if s, ok := d.str(f); !ok {
-			keyOK = false
-		} else if s != "" && !isToken(s) {
-			d.errorf(f.line, f.path, "bad header name %q", s)
-			keyOK = false
-		} else if ck := http.CanonicalHeaderKey(s); slices.Contains(reservedHeaders, ck) {
-			d.errorf(f.line, f.path, "%s is set by the harness", ck)
-			keyOK = false
-		} else {
-			key = s
-		}
-	}
-	d.keyFormatAndTimeout(fs, &c.KeyFormat, &c.Timeout)
-	contentType := ""
-	if f, ok := d.get(fs, "headers"); ok {
-		m, entries := d.stringMap(f)
-		c.Headers = m
-		canon := map[string]field{}
-		for _, e := range entries {
-			d.t.lines[strings.TrimPrefix(e.path, d.t.path+".")] = e.line
-			ck := http.CanonicalHeaderKey(e.name)
-			switch {
-			case !isToken(e.name):
-				d.errorf(e.line, e.path, "bad header name %q", e.name)
-				continue
-			case slices.Contains(reservedHeaders, ck):
-				d.errorf(e.line, e.path, "%s is set by the harness", ck)
-				continue
-			case keyOK && key != "" && strings.EqualFold(e.name, key):
-				d.errorf(e.line, e.path, "duplicates key_header %s, which the harness sets to each operation's key", key)
-				continue
-			}
-			if prev, dup := canon[ck]; dup {
-				d.errorf(e.line, e.path, "duplicate header (same as %s at line %d)", prev.name, prev.line)
-				continue
-			}
-			canon[ck] = e
-			tpl, err := ParseTemplate("header "+e.name, m[e.name])
-			if err != nil {
-				d.errorf(e.line, e.path, "%v", err)
-				continue
-			}
-			v, err := tpl.Render(checkOp)
-			if err != nil {
-				d.errorf(e.line, e.path, "%v", err)
-				continue
-			}
-			if strings.ContainsAny(v, "\r\n") {
-				d.errorf(e.line, e.path, "rendered value contains a line break: %q", v)
-				continue
-			}
-			if ck == "Content-Type" {
-				contentType = v
-			}
-		}
-	}
-	if f, ok := d.get(fs, "body"); ok {
-		if s, ok := d.str(f); ok {
-			c.Body = s
-			if tpl, err := ParseTemplate("body", s); err != nil {
-				d.errorf(f.line, f.path, "%v", err)
-			} else if body, err := tpl.Render(checkOp); err != nil {
-				d.errorf(f.line, f.path, "%v", err)
-			} else if strings.Contains(strings.ToLower(contentType), "json") && strings.TrimSpace(body) != "" {
-				var v any
-				if err := json.Unmarshal([]byte(body), &v); err != nil {
-					d.errorf(f.line, f.path, "Content-Type is %s but the rendered body is not JSON (%v): %s", contentType, err, snippet([]byte(body)))
-				}
-			}
-			if keyOK && key == "" && !strings.Contains(s, ".Key") {
-				kf := fs.m["key_header"]
-				d.errorf(kf.line, kf.path, "empty, but the body never uses {{.Key}}: the key would not be sent")
-			}
-		}
-	} else if keyOK && key == "" {
-		kf := fs.m["key_header"]
-		d.errorf(kf.line, kf.path, "empty, but there is no body to carry {{.Key}}: the key would not be sent")
-	}
-}
-
-// keyFormatAndTimeout decodes the key_format and timeout fields every
-// transport section has.
-func (d toolDecoder) keyFormatAndTimeout(fs *fields, format *KeyFormat, timeout *time.Duration) {
-	if f, ok := d.get(fs, "key_format"); ok {
-		if s, ok := d.str(f); ok {
-			if kf, err := ParseKeyFormat(s); err != nil {
-				d.errorf(f.line, f.path, "%v", err)
-			} else {
-				*format = kf
-			}
-		}
-	}
-	if f, ok := d.get(fs, "timeout"); ok {
-		if v, ok := d.duration(f, false); ok {
-			*timeout = v
-		}
-	}
-}
-
-// reservedHeaders are written by HTTPTool itself.
-var reservedHeaders = []string{"Host", "Content-Length", "Transfer-Encoding", "User-Agent"}
-
-// checkToolURL returns what is wrong with a tool's endpoint ("" if nothing).
-func checkToolURL(s string) string {
-	if strings.Contains(s, "{{") {
-		return fmt.Sprintf("bad URL %q: the tool url is not a template; put {{.Marker}} in the body or a header", s)
-	}
-	return checkURL(s)
-}
-
-// checkURL returns what is wrong with an http(s) URL ("" if nothing).
-func checkURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Sprintf("bad URL %q: %v", s, errors.Unwrap(err))
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Sprintf("bad URL %q: want http://host:port/path (scheme http or https)", s)
-	case u.Host == "" || u.Hostname() == "":
-		return fmt.Sprintf("bad URL %q: no host; want http://host:port/path", s)
-	case u.User != nil:
-		return fmt.Sprintf("bad URL %q: credentials in the URL are not sent; use an Authorization header", s)
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return fmt.Sprintf("bad URL %q: bad port %q", s, p)
-		}
-	}
-	return ""
-}
-
-// checkMethod returns what is wrong with an HTTP method ("" if nothing).
-func checkMethod(m string) string {
-	if !isToken(m) {
-		return fmt.Sprintf("bad method %q", m)
-	}
-	switch up := strings.ToUpper(m); up {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-		if up != m {
-			return fmt.Sprintf("bad method %q: methods are case-sensitive, want %s", m, up)
-		}
-	}
-	return ""
-}
-
-// isToken reports whether s is an HTTP token (RFC 9110), as header names
-// and methods are.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
-			return false
-		}
-	}
-	return true
-}
-
-// oracle decodes a tool's oracle section; it returns nil on errors.
-func (d toolDecoder) oracle(f field) Oracle {
-	if v := deref(f.val); v.Kind == yaml.ScalarNode && v.Value == OraclePlaceholder {
-		d.errorf(f.line, f.path, "%s is the placeholder onceproof discover writes: %s", OraclePlaceholder, placeholderHint())
-		return nil
-	}
-	fs, ok := d.mapping(f, oracleFields)
-	if !ok {
-		return nil
-	}
-	before := len(d.errs)
-	var timeout, settle time.Duration
-	if f, ok := d.get(fs, "timeout"); ok {
-		timeout, _ = d.duration(f, false)
-	}
-	if f, ok := d.get(fs, "settle"); ok {
-		settle, _ = d.duration(f, true)
-	}
-	kinds := []string{"http", "command", "sql", "redis"}
-	var set []field
-	for _, k := range kinds {
-		if f, ok := d.get(fs, k); ok {
-			set = append(set, f)
-		}
-	}
-	sort.Slice(set, func(i, j int) bool { return set[i].line < set[j].line })
-	var o Oracle
-	switch {
-	case len(set) > 1:
-		d.errorf(set[1].line, set[1].path, "an oracle is one of %s; this one is already %s (line %d)", strings.Join(kinds, ", "), set[0].name, set[0].line)
-	case len(set) == 0:
-		d.errorf(fs.line, f.path, "want exactly one of http (a count endpoint), command (a program printing the count), sql (a PostgreSQL query) or redis (a command with an integer reply)")
-	case set[0].name == "http":
-		o = d.httpOracle(set[0], timeout)
-	case set[0].name == "command":
-		o = d.commandOracle(set[0], timeout)
-	case set[0].name == "sql":
-		o = d.sqlOracle(set[0])
-	case set[0].name == "redis":
-		o = d.redisOracle(set[0])
-	}
-	if len(d.errs) > before || o == nil {
-		return nil
-	}
-	return Settled(o, settle)
-}
-
-// httpOracle decodes oracle.http.
-func (d toolDecoder) httpOracle(f field, timeout time.Duration) Oracle {
-	fs, ok := d.mapping(f, oracleHTTPFields)
-	if !ok {
-		return nil
-	}
-	before := len(d.errs)
-	var rawURL, count string
-	if f, ok := d.need(fs, "url", "the count endpoint, a template using {{.Marker}}"); ok {
-		if s, ok := d.str(f); ok {
-			rawURL = s
-			if tpl, err := ParseTemplate("oracle.http.url", s); err != nil {
-				d.errorf(f.line, f.path, "%v", err)
-			} else if !tpl.UsesMarker() {
-				d.errorf(f.line, f.path, "never uses {{.Marker}}: the oracle could not count one operation's effects")
-			} else if u, err := tpl.Render(Operation{Marker: checkOp.Marker}); err != nil {
-				d.errorf(f.line, f.path, "%v", err)
-			} else if msg := checkURL(u); msg != "" {
-				d.errorf(f.line, f.path, "rendered %s", msg)
-			}
-		}
-	}
-	if f, ok := d.need(fs, "count", `a JSON pointer to the count in the response, e.g. /count ("" for a bare number or array)`); ok {
-		if s, ok := d.str(f); ok {
-			count = s
-			if _, err := ParsePointer(s); err != nil {
-				d.errorf(f.line, f.path, "%v", err)
-			}
-		}
-	}
-	var headers map[string]string
-	if f, ok := d.get(fs, "headers"); ok {
-		var entries []field
-		headers, entries = d.stringMap(f)
-		for _, e := range entries {
-			switch {
-			case !isToken(e.name):
-				d.errorf(e.line, e.path, "bad header name %q", e.name)
-			case strings.Contains(headers[e.name], "{{"):
-				d.errorf(e.line, e.path, "oracle headers are sent as written, not rendered as templates")
-			case strings.ContainsAny(headers[e.name], "\r\n"):
-				d.errorf(e.line, e.path, "value contains a line break")
-			}
-		}
-	}
-	if len(d.errs) > before {
-		return nil
-	}
-	o, err := NewHTTPOracle(rawURL, count)
-	if err != nil {
-		d.errorf(f.line, f.path, "%v", err)
-		return nil
-	}
-	if len(headers) > 0 {
-		o.Headers = headers
-	}
-	if timeout > 0 {
-		o.Client = &http.Client{Timeout: timeout}
-	}
-	return o
-}
-
-// commandOracle decodes oracle.command, an argv list.
-func (d toolDecoder) commandOracle(f field, timeout time.Duration) Oracle {
-	const want = `a list of strings (argv), e.g. [sh, -c, "psql -tAc ..."]`
-	if f.val.Kind != yaml.SequenceNode {
-		d.errorf(f.line, f.path, "want %s, got %s", want, describe(f.val))
-		return nil
-	}
-	if len(f.val.Content) == 0 {
-		d.errorf(f.line, f.path, "empty: want %s", want)
-		return nil
-	}
-	argv := make([]string, 0, len(f.val.Content))
-	good := true
-	for i, item := range f.val.Content {
-		item = deref(item)
-		e := field{path: fmt.Sprintf("%s[%d]", f.path, i), line: item.Line, val: item}
-		s, ok := d.str(e)
-		if !ok {
-			good = false
-			continue
-		}
-		if i == 0 && s == "" {
-			d.errorf(e.line, e.path, "empty program name")
-			good = false
-		}
-		argv = append(argv, s)
-	}
-	if !good {
-		return nil
-	}
-	return &CommandOracle{Argv: argv, Timeout: timeout}
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -51,7 +52,7 @@ func (d toolDecoder) container(f field) {
 		}
 	}
 	if f, ok := d.get(fs, "startup"); ok {
-		c.Startup, _ = d.duration(f, false)
+		c.Startup, _ = d.duration(f, false, MaxStartup)
 	}
 	names := map[string]int{c.Tool.Name: fs.line}
 	if f, ok := d.get(fs, "dependencies"); ok {
@@ -163,6 +164,7 @@ func (d toolDecoder) wait(f field) Wait {
 			}
 			w.Log = v
 		}
+	case fs.misspelt("http", "log"):
 	default:
 		d.errorf(fs.line, f.path, "want http (a path answering 2xx) or log (a line the container prints when ready)")
 	}
@@ -215,12 +217,12 @@ func (d toolDecoder) checkContainerURL() {
 }
 
 // sqlOracle decodes oracle.sql.
-func (d toolDecoder) sqlOracle(f field) Oracle {
+func (d toolDecoder) sqlOracle(f field, timeout time.Duration) Oracle {
 	fs, ok := d.mapping(f, oracleSQLFields)
 	if !ok {
 		return nil
 	}
-	o := &SQLOracle{}
+	o := &SQLOracle{Timeout: timeout}
 	if f, ok := d.need(fs, "dsn", "a PostgreSQL URL, postgres://user:password@host:5432/db"); ok {
 		if v, ok := d.str(f); ok {
 			u, err := url.Parse(v)
@@ -242,12 +244,12 @@ func (d toolDecoder) sqlOracle(f field) Oracle {
 }
 
 // redisOracle decodes oracle.redis.
-func (d toolDecoder) redisOracle(f field) Oracle {
+func (d toolDecoder) redisOracle(f field, timeout time.Duration) Oracle {
 	fs, ok := d.mapping(f, oracleRedisFields)
 	if !ok {
 		return nil
 	}
-	o := &RedisOracle{}
+	o := &RedisOracle{Timeout: timeout}
 	if f, ok := d.need(fs, "url", "a Redis URL, redis://host:6379/0"); ok {
 		if v, ok := d.str(f); ok {
 			u, err := url.Parse(v)
@@ -292,7 +294,11 @@ func (t ToolSpec) Start(ctx context.Context, opts EnvOptions) (Tool, func(contex
 	if t.MCP != nil {
 		tool, err := NewMCPTool(*t.MCP)
 		if err != nil {
-			return nil, nil, t.locate(t.file, "mcp", err.Error())
+			e := t.locate(t.file, "mcp", strings.TrimPrefix(err.Error(), "tool "+t.Name+": "))
+			if errors.Is(err, ErrRemoteTarget) {
+				e.Kind = ErrRemoteTarget
+			}
+			return nil, nil, e
 		}
 		return tool, func(context.Context) error { return tool.Close() }, nil
 	}

@@ -5,9 +5,14 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
+
+// MaxRetention bounds retention, the promise a spec declares (the retention
+// scenario checks up to --max-wait of it): a year.
+const MaxRetention = 366 * 24 * time.Hour
 
 // contractFields are the tool-level fields of the idempotency contract.
 var contractFields = []string{"profile", "codes", "retention", "volatile", "replay_headers", "replayed_header"}
@@ -51,7 +56,7 @@ func (d toolDecoder) contract(fs *fields) {
 		d.errorf(cf.line, cf.path, "%s fixes the codes (%s): write profile: custom to give your own", where, codes)
 	}
 	if f, ok := d.get(fs, "retention"); ok {
-		if v, ok := d.duration(f, false); ok {
+		if v, ok := d.duration(f, false, MaxRetention); ok {
 			c.Retention = v
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -119,8 +120,7 @@ func TestParseSpecValid(t *testing.T) {
 				o := httpOracleOf(c.Oracle)
 				require.NotNil(t, o)
 				assert.Equal(t, map[string]string{"Authorization": "Bearer x"}, o.Headers)
-				require.NotNil(t, o.Client)
-				assert.Equal(t, 3*time.Second, o.Client.Timeout)
+				assert.Equal(t, 3*time.Second, o.Timeout)
 
 				tool, err := ts.Tool()
 				require.NoError(t, err)
@@ -140,7 +140,10 @@ func TestParseSpecValid(t *testing.T) {
 				assert.Equal(t, 20, ts.Line)
 				tool, err = ts.Tool()
 				require.NoError(t, err)
-				assert.Equal(t, "localhost:443", tool.Upstream())
+				up, err := netip.ParseAddrPort(tool.Upstream())
+				require.NoError(t, err, "localhost reaches the proxy as a literal address, never as a name to resolve")
+				assert.True(t, up.Addr().IsLoopback())
+				assert.Equal(t, uint16(443), up.Port())
 			},
 		},
 		{
@@ -155,7 +158,7 @@ func TestParseSpecValid(t *testing.T) {
 				assert.Equal(t, 2*time.Second, c.Timeout)
 				assert.Empty(t, c.ResultID)
 				assert.IsType(t, &HTTPOracle{}, c.Oracle, "settle 0 leaves the oracle unwrapped")
-				assert.Nil(t, c.Oracle.(*HTTPOracle).Client, "no oracle timeout: the oracle's default client")
+				assert.Zero(t, c.Oracle.(*HTTPOracle).Timeout, "no oracle timeout: the oracle's default")
 				tool, err := s.Tools[0].Tool()
 				require.NoError(t, err)
 				call, err := tool.Prepare(Operation{ID: "o", Key: "k-1", Marker: "m"})
@@ -243,6 +246,16 @@ func TestParseSpecValid(t *testing.T) {
 			check: func(t *testing.T, s *Spec) {
 				assert.Equal(t, "{\"subject\": \"{{.Marker}}\", \"n\": {{.Int 1 9}}}\n", s.Tools[0].HTTP.Body)
 				assert.Equal(t, "2", s.Tools[0].HTTP.Headers["X-Version"])
+			},
+		},
+		{
+			reason: "an MCP tool may leave out where its key travels: a read-only one needs none (the preflight checks)",
+			spec: spec("  - name: stats", "    mcp:", "      url: http://127.0.0.1:8090/mcp", "      tool: ticket_stats",
+				`      arguments: '{"query":"{{.Marker}}"}'`, okOracle[0], okOracle[1]),
+			check: func(t *testing.T, s *Spec) {
+				require.NotNil(t, s.Tools[0].MCP)
+				assert.Empty(t, s.Tools[0].MCP.KeyArgument)
+				assert.Empty(t, s.Tools[0].MCP.KeyMeta)
 			},
 		},
 		{
@@ -545,4 +558,28 @@ func summarize(s *Spec) string {
 		}
 	}
 	return b.String()
+}
+
+// TestSpecErrorsAreFoundQuickly: locating a syntax error re-parses
+// prefixes of the file, and a template is executed at load time; neither may
+// turn a large or hostile spec into a long wait.
+func TestSpecErrorsAreFoundQuickly(t *testing.T) {
+	for _, tc := range []struct {
+		reason string
+		src    string
+		msg    string
+	}{
+		{"an error at the end of a long file", strings.Repeat("a: b\n", 20000) + "\t:", "spec.yaml:20001: bad YAML"},
+		{"many quoted values left open", "version: 1\ntools:\n" + strings.Repeat("  - 'abc\n", 20000), "spec.yaml:3: bad YAML"},
+		{"deep nesting", "version: 1\ntools: " + strings.Repeat("{a: ", 5000), "spec.yaml:2: bad YAML"},
+		{"a loop in a template", spec("  - name: t", "    http: {url: 'http://127.0.0.1:1/x', body: '{{range 2000000000}}{{end}}{{.Marker}}'}", okOracle[0], okOracle[1]), "range is not allowed"},
+		{"a template that renders without end", spec("  - name: t", `    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}{{printf "%0999999d" 1}}{{printf "%0999999d" 2}}'}`, okOracle[0], okOracle[1]), "renders more than 1048576 bytes"},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			start := time.Now()
+			_, err := ParseSpec("spec.yaml", []byte(tc.src))
+			require.ErrorContains(t, err, tc.msg)
+			assert.Less(t, time.Since(start), 5*time.Second)
+		})
+	}
 }

@@ -1,82 +1,19 @@
 package harness
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"net/url"
-	"strings"
 )
 
-// ErrRemoteTarget marks a tool or oracle address that is not loopback.
-var ErrRemoteTarget = errors.New("remote target")
-
-// lookupNetIP resolves names for CheckTarget; tests replace it so that
-// they never reach a DNS server.
-var lookupNetIP = net.DefaultResolver.LookupNetIP
-
-// remoteHint ends every refusal: why, and what to do about it.
-const remoteHint = "onceproof duplicates writes on purpose, so it only targets loopback unless remote targets are explicitly allowed"
-
-// CheckTarget returns an error wrapping ErrRemoteTarget unless hostport's
-// host is loopback (127.0.0.0/8, ::1, "localhost"), or allowRemote is true.
-// Hostnames other than localhost are resolved (net.DefaultResolver with ctx)
-// and allowed only if every address is loopback; a name that cannot be
-// resolved is refused. hostport may also be a bare host.
-func CheckTarget(ctx context.Context, hostport string, allowRemote bool) error {
-	if allowRemote {
-		return nil
-	}
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	} else {
-		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	}
-	refuse := func(format string, args ...any) error {
-		return fmt.Errorf("%w %s: %s (%s)", ErrRemoteTarget, hostport, fmt.Sprintf(format, args...), remoteHint)
-	}
-	if host == "" {
-		return refuse("no host")
-	}
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
-		return nil
-	}
-	// Container addresses (a later issue) would be allowed here too: the
-	// address of a container the harness itself started is as disposable as
-	// loopback.
-	if a, err := netip.ParseAddr(host); err == nil {
-		switch {
-		case a.Unmap().IsLoopback():
-			return nil
-		case a.IsUnspecified():
-			return refuse("%s is not a loopback address (use 127.0.0.1 or ::1)", host)
-		}
-		return refuse("%s is not a loopback address", host)
-	}
-	addrs, err := lookupNetIP(ctx, "ip", host)
-	if err != nil {
-		return fmt.Errorf("%w %s: cannot resolve %s to check that it is loopback: %w (%s)", ErrRemoteTarget, hostport, host, err, remoteHint)
-	}
-	if len(addrs) == 0 {
-		return refuse("%s resolves to no address", host)
-	}
-	for _, a := range addrs {
-		if !a.Unmap().IsLoopback() {
-			return refuse("%s resolves to %s, which is not loopback", host, a)
-		}
-	}
-	return nil
-}
-
-// CheckTargets checks the tool's endpoint and, for an http oracle, the
-// oracle URL's host (rendered with a dummy marker). Errors are
-// [*SpecError]s naming file, line and field, wrapping ErrRemoteTarget (not
-// ErrSpec); several are joined with [errors.Join].
-func (t ToolSpec) CheckTargets(ctx context.Context, file string, allowRemote bool) error {
-	if allowRemote {
+// CheckTargets checks with g (see [Guard]) the tool's endpoint and its
+// oracle's address (an http oracle's URL rendered with a dummy marker, a SQL
+// or Redis oracle's DSN); the aliases of the tool's own containers pass.
+// No name is sent to DNS. Errors are [*SpecError]s naming file, line and
+// field, wrapping ErrRemoteTarget (not ErrSpec); several are joined with
+// [errors.Join].
+func (t ToolSpec) CheckTargets(g *Guard, file string) error {
+	if g != nil && g.AllowRemote {
 		return nil
 	}
 	var errs []error
@@ -88,10 +25,10 @@ func (t ToolSpec) CheckTargets(ctx context.Context, file string, allowRemote boo
 			errs = append(errs, e)
 			return
 		}
-		if t.isContainerAddr(hostPort(u)) {
+		if t.isContainerAddr(urlHostPort(u)) {
 			return // one of the tool's own containers
 		}
-		if err := CheckTarget(ctx, hostPort(u), false); err != nil {
+		if err := g.Check(urlHostPort(u)); err != nil {
 			e := t.locate(file, field, err.Error())
 			e.Kind = ErrRemoteTarget
 			errs = append(errs, e)
@@ -109,8 +46,8 @@ func (t ToolSpec) CheckTargets(ctx context.Context, file string, allowRemote boo
 		}
 		check("oracle.http.url", raw)
 	}
-	if o := storeOracleURL(t.HTTP.Oracle); o != "" {
-		check("oracle", o)
+	if field, o := storeOracleURL(t.HTTP.Oracle); o != "" {
+		check(field, o)
 	}
 	if len(errs) == 1 {
 		return errs[0]
@@ -134,16 +71,17 @@ func httpOracleOf(o Oracle) *HTTPOracle {
 	return nil
 }
 
-// storeOracleURL is the DSN or URL of a SQL or Redis oracle o is or wraps.
-func storeOracleURL(o Oracle) string {
+// storeOracleURL is the DSN or URL of a SQL or Redis oracle o is or wraps,
+// and its field in a spec.
+func storeOracleURL(o Oracle) (field, url string) {
 	if s, ok := o.(*settled); ok {
 		o = s.o
 	}
 	switch x := o.(type) {
 	case *SQLOracle:
-		return x.DSN
+		return "oracle.sql.dsn", x.DSN
 	case *RedisOracle:
-		return x.URL
+		return "oracle.redis.url", x.URL
 	}
-	return ""
+	return "", ""
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"text/template"
+	"text/template/parse"
 )
 
 // TemplateData is what request and oracle templates see: {{.Marker}},
@@ -46,13 +47,88 @@ type Template struct {
 	t   *template.Template
 }
 
-// ParseTemplate parses src; name is used in error messages.
+// ParseTemplate parses src; name is used in error messages. A template
+// may not print its data itself ({{.}}, {{$}}): that is no stable value, and
+// a retry must render the same bytes.
 func ParseTemplate(name, src string) (*Template, error) {
 	t, err := template.New(name).Option("missingkey=error").Parse(src)
 	if err != nil {
 		return nil, err
 	}
+	for _, tt := range t.Templates() {
+		if tt.Tree == nil {
+			continue
+		}
+		if n := wholeData(tt.Tree.Root); n != nil {
+			if _, loop := n.(*parse.RangeNode); loop {
+				return nil, fmt.Errorf("template: %s: %s: range is not allowed: a request is a fixed text with a few drawn values, and a loop could run for hours", name, shorten(n.String()))
+			}
+			return nil, fmt.Errorf("template: %s: %s uses the template's data as a whole, which has no stable text: use .Marker, .Key, .Op, .Int or .Pick", name, n)
+		}
+	}
 	return &Template{src: src, t: t}, nil
+}
+
+// wholeData returns the first node under n that a template may not use: one
+// that stands for the template's data as a whole (the dot, or the variable
+// $), or a range loop; nil if there is none.
+func wholeData(n parse.Node) parse.Node {
+	switch x := n.(type) {
+	case nil:
+		return nil
+	case *parse.DotNode:
+		return x
+	case *parse.VariableNode:
+		if len(x.Ident) == 1 && x.Ident[0] == "$" {
+			return x
+		}
+	case *parse.ListNode:
+		if x == nil {
+			return nil
+		}
+		for _, c := range x.Nodes {
+			if w := wholeData(c); w != nil {
+				return w
+			}
+		}
+	case *parse.ActionNode:
+		return wholeData(x.Pipe)
+	case *parse.PipeNode:
+		if x == nil {
+			return nil
+		}
+		for _, c := range x.Cmds {
+			if w := wholeData(c); w != nil {
+				return w
+			}
+		}
+	case *parse.CommandNode:
+		for _, a := range x.Args {
+			if w := wholeData(a); w != nil {
+				return w
+			}
+		}
+	case *parse.ChainNode:
+		return wholeData(x.Node)
+	case *parse.IfNode:
+		return wholeBranch(&x.BranchNode)
+	case *parse.RangeNode:
+		return x
+	case *parse.WithNode:
+		return wholeBranch(&x.BranchNode)
+	case *parse.TemplateNode:
+		return wholeData(x.Pipe)
+	}
+	return nil
+}
+
+func wholeBranch(b *parse.BranchNode) parse.Node {
+	for _, n := range []parse.Node{b.Pipe, b.List, b.ElseList} {
+		if w := wholeData(n); w != nil {
+			return w
+		}
+	}
+	return nil
 }
 
 // MustTemplate is ParseTemplate that panics on error, for templates written in
@@ -71,14 +147,38 @@ func (t *Template) String() string { return t.src }
 // UsesMarker reports whether rendering depends on the marker.
 func (t *Template) UsesMarker() bool { return strings.Contains(t.src, ".Marker") }
 
+// MaxRendered bounds what one template renders.
+const MaxRendered = 1 << 20
+
+// errTooLong ends the execution of a template that renders too much.
+var errTooLong = fmt.Errorf("renders more than %d bytes", MaxRendered)
+
+// cappedBuffer is a buffer that refuses to grow past MaxRendered.
+type cappedBuffer struct{ bytes.Buffer }
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > MaxRendered {
+		return 0, errTooLong
+	}
+	return b.Buffer.Write(p)
+}
+
 // Render executes the template for op.
 func (t *Template) Render(op Operation) (string, error) {
 	if t == nil {
 		return "", nil
 	}
-	var b bytes.Buffer
+	var b cappedBuffer
 	if err := t.t.Execute(&b, newTemplateData(op)); err != nil {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// shorten cuts s for an error message.
+func shorten(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
 }

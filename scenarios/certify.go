@@ -197,6 +197,12 @@ func (c *certification) trial(ctx context.Context, sc scenario, exec func(*trial
 	if sc.parks {
 		tr.park = c.park(ctx, tr, unlock, lock, &locked)
 	}
+	tr.restart = func(ctx context.Context) error {
+		if err := tr.s.Restart(ctx); err != nil {
+			return err
+		}
+		return c.sessions.repoint(ctx)
+	}
 	if c.attempts != nil {
 		tr.log = func(a harness.Attempt) {
 			c.attempts.printf("%s/%s %s\n", c.tool.Name(), sc.id, a.Line())
@@ -205,7 +211,8 @@ func (c *certification) trial(ctx context.Context, sc scenario, exec func(*trial
 	res, err := exec(tr)
 	o := outcome{invalid: res.invalid, violation: res.violation, kind: res.kind, err: err, extra: res.extra}
 	if res.violation != "" {
-		o.ce = &harness.Counterexample{Plan: res.plan, Violation: res.violation, Rule: res.rule, Attempts: tr.attemptLog(), Effects: res.effects}
+		o.ce = harness.NewCounterexample(res.plan, res.violation, tr.attemptLog(), res.effects)
+		o.ce.Rule = res.rule
 	}
 	return o
 }

@@ -62,12 +62,12 @@ func concurrentDuplicate(t *rapid.T, cfg Config, tool harness.Tool) func(*trial)
 			torn     atomic.Bool
 			attempts = make([]harness.Attempt, n)
 		)
-		launch := func(i int, fault string, delay time.Duration) {
+		launch := func(i int, label string, delay time.Duration) {
 			written.Add(1)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				attempts[i] = tr.send(call, fault, delay, 0, func(whole bool) {
+				attempts[i] = tr.send(call, faults.Hold{}, label, delay, 0, func(whole bool) {
 					if !whole {
 						torn.Store(true)
 					}
@@ -78,7 +78,7 @@ func concurrentDuplicate(t *rapid.T, cfg Config, tool harness.Tool) func(*trial)
 		if overlap {
 			// The original meets its deadline while held: the caller gives up.
 			sent := false
-			attempts[0] = tr.send(call, "hold (original)", 0, deadline, func(whole bool) { sent = whole })
+			attempts[0] = tr.send(call, faults.Hold{}, "hold (original)", 0, deadline, func(whole bool) { sent = whole })
 			switch {
 			case attempts[0].Outcome == harness.OK:
 				res.invalid = fmt.Sprintf("attempt %d: the held original got a response before release", attempts[0].N)

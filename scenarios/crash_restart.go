@@ -43,7 +43,8 @@ func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		done := make(chan harness.Attempt, 1)
 		go func() {
 			a := tr.s.SendWatched(octx, call, tr.origin, harness.GiveUp{}, nil)
-			a.Fault = swallow.Name() + " + crash"
+			a.WithFault(swallow)
+			a.Fault, a.Phase = swallow.Name()+" + crash", faults.Crash
 			done <- tr.record(a)
 		}()
 
@@ -73,8 +74,8 @@ func crashRestart(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 			res.invalid = fmt.Sprintf("attempt %d: a response arrived before the crash", original.N)
 		}
 
-		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Start: time.Since(tr.origin), Before: 1}
-		if err := tr.s.Restart(tr.ctx); err != nil {
+		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Phase: faults.Crash, Start: time.Since(tr.origin), Before: 1}
+		if err := tr.restart(tr.ctx); err != nil {
 			return res, err
 		}
 		restart.End = time.Since(tr.origin)

@@ -46,7 +46,7 @@ func dependencyFault(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (re
 		if err != nil {
 			return res, fmt.Errorf("arm %s on %s: %w", fault.Name(), link, err)
 		}
-		a := tr.send(call, fault.Name()+" on "+link, 0, 0, nil)
+		a := tr.send(call, fault, fault.Name()+" on "+link, 0, 0, nil)
 		if err := disarm(tr.ctx); err != nil {
 			return res, fmt.Errorf("disarm %s on %s: %w", fault.Name(), link, err)
 		}

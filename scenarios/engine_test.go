@@ -202,3 +202,28 @@ func TestInterruptWhileShrinkingKeepsTheFailure(t *testing.T) {
 	require.NotEmpty(t, s.Counterexample.Attempts)
 	require.Contains(t, s.Counterexample.Shrink, "interrupted")
 }
+
+// TestChaosWorkload: many agents with faults raining on them find no
+// violation on the correct fixture and the check-then-act race on the
+// broken one, with the attempts that show it.
+func TestChaosWorkload(t *testing.T) {
+	cfg := scenarios.ChaosConfig{Agents: 16, Ops: 400, FaultRate: 0.2, DuplicateRate: 0.2, Seed: 5, MaxBackoff: 20 * time.Millisecond}
+	rep, err := scenarios.Chaos(context.Background(), startFixture(t, fixtures.Correct), cfg)
+	require.NoError(t, err)
+	require.Equal(t, 400, rep.Ops)
+	require.Empty(t, rep.Violations, "%+v", rep.Violations)
+	require.Positive(t, rep.Faults)
+	require.Positive(t, rep.RetryRate)
+	require.Positive(t, rep.DedupeHitRate, "retries and duplicates of a correct tool are answered from its record")
+	require.Positive(t, rep.Latency.P50)
+
+	rep, err = scenarios.Chaos(context.Background(), startFixture(t, fixtures.CheckThenAct), cfg)
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Violations)
+	v := rep.Violations[0]
+	require.Greater(t, v.Effects, 1, v.Violation)
+	require.GreaterOrEqual(t, len(v.Attempts), 2, "the timeline shows the duplicate attempts")
+
+	_, err = scenarios.Chaos(context.Background(), startFixture(t, fixtures.Correct), scenarios.ChaosConfig{Agents: 5000})
+	require.ErrorIs(t, err, scenarios.ErrChaosConfig)
+}

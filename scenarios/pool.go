@@ -63,7 +63,44 @@ func (p *sessionPool) get(ctx context.Context) (*harness.Session, error) {
 	}
 }
 
+// tryGet is get that returns nil instead of waiting for a session.
+func (p *sessionPool) tryGet(ctx context.Context) *harness.Session {
+	select {
+	case s := <-p.free:
+		return s
+	default:
+	}
+	p.mu.Lock()
+	grow := p.limit <= 0 || p.count < p.limit
+	p.mu.Unlock()
+	if !grow {
+		return nil
+	}
+	s, err := p.get(ctx)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
 func (p *sessionPool) put(s *harness.Session) { p.free <- s }
+
+// repoint points every session's proxy at where the tool listens now
+// (after a restart).
+func (p *sessionPool) repoint(ctx context.Context) error {
+	p.mu.Lock()
+	all := append([]*harness.Session(nil), p.all...)
+	p.mu.Unlock()
+	for _, s := range all {
+		if s == nil {
+			continue
+		}
+		if err := s.Repoint(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // close closes every session, the first last (it owns the oracle).
 func (p *sessionPool) close() {

@@ -184,6 +184,9 @@ func readOnly(tool harness.Tool) bool {
 type Config struct {
 	// Scenarios to run; nil means every scenario Applicable to the tool.
 	Scenarios []ID
+	// Only, when set, keeps only the scenarios it accepts (a shard's share
+	// of a run), after Scenarios and applicability.
+	Only func(ID) bool
 	// Checks is the number of trials per scenario; 0 means rapid's
 	// -rapid.checks (default 100), or no limit when Budget is set.
 	Checks int
@@ -246,6 +249,15 @@ func (c Config) withDefaults(tool harness.Tool) (Config, error) {
 		if err := applies(id, tool); err != nil {
 			return c, err
 		}
+	}
+	if c.Only != nil {
+		var kept []ID
+		for _, id := range c.Scenarios {
+			if c.Only(id) {
+				kept = append(kept, id)
+			}
+		}
+		c.Scenarios = kept
 	}
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = DefaultMaxBackoff

@@ -24,6 +24,9 @@ type trial struct {
 	// without holding the trial's session, slot and lock (see wait); s is
 	// nil while it sleeps.
 	park func(d time.Duration) error
+	// restart restarts a crashed tool and re-points every proxy in front
+	// of it (set for tools that can crash).
+	restart func(context.Context) error
 }
 
 // wait sleeps d as part of the plan (retention's wait), letting go of what
@@ -238,9 +241,12 @@ func (tr *trial) doUntil(call *harness.Call, fault faults.Fault, delay time.Dura
 // proxy's faults) and without counting effects; written is called once the
 // request is on the wire. The caller gives up wait after sending (0: at the
 // tool's timeout).
-func (tr *trial) send(call *harness.Call, fault string, delay, wait time.Duration, written func(whole bool)) harness.Attempt {
+// fault is the fault the caller armed (recorded, not armed here), label
+// what the attempt's Fault says.
+func (tr *trial) send(call *harness.Call, fault faults.Fault, label string, delay, wait time.Duration, written func(whole bool)) harness.Attempt {
 	a := tr.s.SendWatched(tr.ctx, call, tr.origin, harness.GiveUp{After: wait}, written)
-	a.Delay, a.Fault = delay, fault
+	a.WithFault(fault)
+	a.Delay, a.Fault = delay, label
 	return tr.record(a)
 }
 
@@ -250,7 +256,7 @@ func (tr *trial) count(marker string) (int, error) { return tr.s.Count(tr.ctx, m
 // effect counts marker and compares it with want.
 func (tr *trial) effect(marker string, want int) (harness.Effect, error) {
 	n, err := tr.count(marker)
-	return harness.Effect{Marker: marker, Count: n, Want: want}, err
+	return harness.Effect{Marker: marker, Count: n, Want: want, CountURL: tr.s.CountURL(marker)}, err
 }
 
 // settleRetry repeats call while the tool answers its profile's in-flight

@@ -110,20 +110,15 @@ var (
 	stepOutRE   = regexp.MustCompile(`\bsteps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z0-9_-]+)`)
 	writesOutRE = regexp.MustCompile(`echo "([A-Za-z0-9_-]+)=[^"]*" >> "\$GITHUB_OUTPUT"`)
 	longFlagRE  = regexp.MustCompile(`(?:^|[\s(])--([a-z][a-z0-9-]*)`)
-	helpFlagRE  = regexp.MustCompile(`(?m)^  -([A-Za-z0-9-]+)`)
+	helpFlagRE  = regexp.MustCompile(`(?m)^  --?([A-Za-z0-9-]+)`)
 	formatArgRE = regexp.MustCompile(`--format ([a-z]+)`)
 )
 
 // certifyFlags lists the flags `onceproof certify -h` prints.
 func certifyFlags(t *testing.T) map[string]bool {
 	t.Helper()
-	code, out, errOut := runCLI(t, "certify", "-h")
-	require.Equal(t, exitOK, code, errOut)
-	flags := map[string]bool{}
-	for _, m := range helpFlagRE.FindAllStringSubmatch(out, -1) {
-		flags[m[1]] = true
-	}
-	require.True(t, flags["spec"] && flags["format"] && flags["out"], "certify -h lists its flags:\n%s", out)
+	flags := commandFlags(t, "certify")
+	require.True(t, flags["spec"] && flags["format"] && flags["out"], "certify -h lists its flags: %v", flags)
 	return flags
 }
 

@@ -53,17 +53,10 @@ func serveFixture(b *testing.B, kind fixtures.Kind) (addr string, h *countingHan
 // second, and the ratio to the floor measured in the same run: the same
 // number of bare loopback HTTP exchanges (one per request the fixture
 // answered: attempts and oracle queries), each on a fresh connection, one
-// after another.
+// after another, with a server that answers at once (the network alone).
 func BenchmarkCertifyExample(b *testing.B) {
 	addr, h := serveFixture(b, fixtures.Correct)
-	src, err := os.ReadFile("../../examples/create-ticket.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	spec := filepath.Join(b.TempDir(), "create-ticket.yaml")
-	if err := os.WriteFile(spec, []byte(strings.ReplaceAll(string(src), "127.0.0.1:8080", addr)), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	spec := exampleSpec(b, addr)
 	out := filepath.Join(b.TempDir(), "report.json")
 	var wall time.Duration
 	var trials, exchanges int64
@@ -80,7 +73,7 @@ func BenchmarkCertifyExample(b *testing.B) {
 		exchanges += h.n.Load() - before
 	}
 	n := float64(b.N)
-	floor := bareExchanges(b, "http://"+addr, int(exchanges/int64(b.N)))
+	floor := bareExchanges(b, int(exchanges/int64(b.N)))
 	b.ReportMetric(wall.Seconds()/n, "s/tool")
 	b.ReportMetric(float64(trials)/wall.Seconds(), "trials/s")
 	b.ReportMetric(float64(exchanges)/n, "exchanges/tool")
@@ -102,6 +95,19 @@ func BenchmarkDemo(b *testing.B) {
 		}
 	}
 	b.ReportMetric(wall.Seconds()/float64(b.N), "s/demo")
+}
+
+// exampleSpec is the shipped example spec, pointed at addr.
+func exampleSpec(b *testing.B, addr string) string {
+	src, err := os.ReadFile("../../examples/create-ticket.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := filepath.Join(b.TempDir(), "create-ticket.yaml")
+	if err := os.WriteFile(spec, []byte(strings.ReplaceAll(string(src), "127.0.0.1:8080", addr)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return spec
 }
 
 // reportTrials sums the checks of a JSON report.
@@ -129,9 +135,22 @@ func reportTrials(b *testing.B, path string) int64 {
 	return n
 }
 
-// bareExchanges sends n plain requests to the fixture, alternating a write
-// and a count, each on a fresh connection, and returns how long they took.
-func bareExchanges(b *testing.B, base string, n int) time.Duration {
+// bareExchanges sends n plain requests to a loopback server that answers
+// at once, alternating a POST and a GET, each on a fresh connection, one
+// after another, and returns how long they took.
+func bareExchanges(b *testing.B, n int) time.Duration {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"id":"t-1","count":1}`)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	start := time.Now()
 	for i := range n {
@@ -152,4 +171,37 @@ func bareExchanges(b *testing.B, base string, n int) time.Duration {
 		resp.Body.Close()
 	}
 	return time.Since(start)
+}
+
+// BenchmarkChaos is `onceproof chaos` of the shipped example spec against
+// the correct fixture: 32 agents, 5,000 operations, a 20% fault rate. It
+// reports operations per second.
+func BenchmarkChaos(b *testing.B) {
+	addr, _ := serveFixture(b, fixtures.Correct)
+	spec := exampleSpec(b, addr)
+	out := filepath.Join(b.TempDir(), "chaos.json")
+	var ops, seconds float64
+	for b.Loop() {
+		var stderr bytes.Buffer
+		code := run(context.Background(), []string{"chaos", "--spec", spec, "--agents", "32", "--ops", "5000", "--fault-rate", "0.2", "--quiet", "--format", "json", "--out", out}, io.Discard, &stderr)
+		if code != exitOK {
+			b.Fatalf("chaos exited %d: %s", code, stderr.String())
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var doc struct {
+			Chaos struct {
+				Ops      float64 `json:"ops"`
+				Duration float64 `json:"duration_ns"`
+			} `json:"chaos"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			b.Fatal(err)
+		}
+		ops += doc.Chaos.Ops
+		seconds += doc.Chaos.Duration / 1e9
+	}
+	b.ReportMetric(ops/seconds, "ops/s")
 }

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/repro"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -27,31 +31,32 @@ const (
 	exitInterrupted  = 130
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// The longest durations the flags accept; a longer one is a usage error.
+const (
+	maxBackoffLimit = time.Minute    // --max-backoff
+	maxWaitLimit    = 24 * time.Hour // --max-wait
+	maxShrinkTime   = time.Hour      // --shrink-time
+	maxOpTimeLimit  = time.Hour      // certify-client --max-op-time
+	maxBudget       = 24 * time.Hour // --budget, chaos --duration
+	maxParallel     = 1024           // --parallel
+	maxChecks       = 10_000_000     // --checks
+)
 
-const usage = `onceproof certifies write tools as agent-ready.
+// checkDuration refuses a negative duration given to flag name, or one
+// longer than limit.
+func checkDuration(name string, d, limit time.Duration) error {
+	switch {
+	case d < 0:
+		return usagef("--%s %s: want a duration of zero or more", name, d)
+	case d > limit:
+		return usagef("--%s %s: too long, at most %s", name, d, harness.FormatDuration(limit))
+	}
+	return nil
+}
 
-Usage:
-  onceproof demo [flags]       certify the built-in fixture tools (no Docker, no config)
-  onceproof certify [flags]    certify the tools of a spec file
-  onceproof certify-client [flags] certify an agent-side retry wrapper (--exec CMD performs one operation)
-  onceproof discover --mcp URL | --openapi FILE|URL
-                               list an MCP server's tools or an OpenAPI document's operations
-                               and write a starter spec
-  onceproof lint --mcp URL | --spec FILE
-                               check what the model reads: key instructions, hints, key schemas
-  onceproof report [flags]     convert a saved JSON report (--in FILE) to other formats
-  onceproof verify-certificate FILE
-                               recompute a certificate's sha256
-  onceproof sweep              remove containers and networks that killed runs left behind
-  onceproof version
-
-Run "onceproof COMMAND -h" for a command's flags.
-
-Exit codes: 0 agent-ready, 1 a scenario failed, 2 usage or spec error,
-3 tool or oracle unreachable / preflight failed, 4 inconclusive, 130 interrupted.
-`
+// cleanupTimeout bounds removing what a run started (containers, proxies),
+// which happens even after an interrupt.
+const cleanupTimeout = 30 * time.Second
 
 // usageError is a bad command line; it exits with exitUsage.
 type usageError struct{ msg string }
@@ -72,6 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = certify(ctx, args[1:], stdout, stderr)
 	case "certify-client":
 		code, err = certifyClient(ctx, args[1:], stdout, stderr)
+	case "chaos":
+		code, err = chaosCmd(ctx, args[1:], stdout, stderr)
 	case "demo":
 		code, err = demo(ctx, args[1:], stdout, stderr)
 	case "discover":
@@ -84,21 +91,41 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = verifyCertificate(args[1:], stdout)
 	case "sweep":
 		code, err = sweep(ctx, args[1:], stdout)
-	case "version":
-		fmt.Fprintf(stdout, "onceproof %s\n", version)
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "onceproof %s\n", onceproofVersion())
 		return exitOK
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
+	case "help":
+		if len(args) > 2 {
+			fmt.Fprintf(stderr, "onceproof: help: want one command, got %q\n", args[1:])
+			return exitUsage
+		}
+		if len(args) == 2 {
+			return help(ctx, args[1], stdout, stderr)
+		}
+		return help(ctx, "", stdout, stderr)
+	case "-h", "-help", "--help":
+		return help(ctx, "", stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "onceproof: unknown command %q\n\n%s", args[0], usage)
 		return exitUsage
+	}
+	if ctx.Err() != nil && (err != nil || code != exitOK) {
+		fmt.Fprintf(stderr, "onceproof: %s\n", interruption(ctx))
+		return exitInterrupted
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "onceproof: %v\n", err)
 		return exitCode(ctx, err)
 	}
 	return code
+}
+
+// interruption says why ctx ended: the signal's message, or "interrupted".
+func interruption(ctx context.Context) string {
+	if cause := context.Cause(ctx); errors.Is(cause, errInterrupted) {
+		return cause.Error()
+	}
+	return errInterrupted.Error()
 }
 
 // exitCode maps an error to its exit code.
@@ -132,22 +159,24 @@ type common struct {
 	tools      []string
 	parallel   int
 	budget     time.Duration
+	repro      string
 	slots      *scenarios.Slots
 }
 
 func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
-	fs.IntVar(&c.checks, "checks", checks, "trials per scenario; a pass with N valid trials rules out a per-trial failure rate of about 3/N at 95% confidence (100 checks: 3%)")
-	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "trials in flight at once, over every scenario and tool (1: one at a time)")
-	fs.DurationVar(&c.budget, "budget", 0, "time the trials of each tool may take: trials keep starting until it is spent (--checks then caps them only if given); trades time for depth")
-	fs.Uint64Var(&c.seed, "seed", 0, "seed for the fault plans (0: pick one and print it)")
-	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws")
-	fs.DurationVar(&c.maxWait, "max-wait", scenarios.DefaultMaxWait, "longest wait the retention scenario sleeps before its retry: it checks keys up to min(retention, max-wait)")
-	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure")
+	fs.IntVar(&c.checks, "checks", checks, "`N` trials per scenario; a pass with N valid trials rules out a per-trial failure rate of about 3/N at 95% confidence (100 checks: 3%)")
+	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "`N` trials in flight at once, over every scenario and tool (1: one at a time)")
+	fs.DurationVar(&c.budget, "budget", 0, "time the trials of each tool may take: trials keep starting until the `duration` (at most "+harness.FormatDuration(maxBudget)+") is spent (--checks then caps them only if given); trades time for depth")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed the fault plans with `N` (0: pick one and print it)")
+	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws, a `duration` of at most "+harness.FormatDuration(maxBackoffLimit))
+	fs.DurationVar(&c.maxWait, "max-wait", scenarios.DefaultMaxWait, "longest wait the retention scenario sleeps before its retry (it checks keys up to min(retention, max-wait)), a `duration` of at most "+harness.FormatDuration(maxWaitLimit))
+	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+harness.FormatDuration(maxShrinkTime))
 	c.outs.register(fs)
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
 	fs.BoolVar(&c.verbose, "v", false, "log every attempt on standard error")
-	fs.StringVar(&c.baseline, "baseline", "", "YAML file of known failing (tool, scenario) pairs: they do not fail the run; an entry that passes now does (stale)")
-	fs.Func("scenario", "scenario id to run (repeatable; default all: "+idList()+")", func(s string) error {
+	fs.StringVar(&c.baseline, "baseline", "", "YAML `FILE` of known failing (tool, scenario) pairs: they do not fail the run; an entry that passes now does (stale)")
+	fs.StringVar(&c.repro, "repro", "", "write a reproducer (a bash script with curl and toxiproxy commands, and its toxics) for every failing scenario into `DIR`")
+	fs.Func("scenario", "scenario `ID` to run (repeatable; default all: "+idList()+")", func(s string) error {
 		id, err := scenarios.ParseID(s)
 		if err != nil {
 			return err
@@ -155,7 +184,7 @@ func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
 		c.scenarios = append(c.scenarios, id)
 		return nil
 	})
-	fs.Func("tool", "tool name to certify (repeatable; default all)", func(s string) error {
+	fs.Func("tool", "tool `NAME` to certify (repeatable; default all)", func(s string) error {
 		c.tools = append(c.tools, s)
 		return nil
 	})
@@ -171,20 +200,22 @@ func idList() string {
 
 // check validates the shared flags.
 func (c *common) check(fs *flag.FlagSet) error {
-	if c.checks < 1 {
-		return usagef("--checks %d: want at least 1", c.checks)
+	if c.checks < 1 || c.checks > maxChecks {
+		return usagef("--checks %d: want 1 to %d", c.checks, maxChecks)
 	}
-	if c.maxBackoff < 0 {
-		return usagef("--max-backoff %s: want a duration of zero or more", c.maxBackoff)
+	if c.parallel < 1 || c.parallel > maxParallel {
+		return usagef("--parallel %d: want 1 to %d", c.parallel, maxParallel)
 	}
-	if c.maxWait < 0 || c.maxWait == 0 && flagSet(fs, "max-wait") {
+	if c.maxWait == 0 && flagSet(fs, "max-wait") {
 		return usagef("--max-wait %s: want a positive duration", c.maxWait)
 	}
-	if c.parallel < 1 {
-		return usagef("--parallel %d: want at least 1", c.parallel)
-	}
-	if c.budget < 0 {
-		return usagef("--budget %s: want a positive duration", c.budget)
+	for _, d := range []struct {
+		name         string
+		value, limit time.Duration
+	}{{"max-backoff", c.maxBackoff, maxBackoffLimit}, {"max-wait", c.maxWait, maxWaitLimit}, {"shrink-time", c.shrinkTime, maxShrinkTime}, {"budget", c.budget, maxBudget}} {
+		if err := checkDuration(d.name, d.value, d.limit); err != nil {
+			return err
+		}
 	}
 	if c.budget > 0 && !flagSet(fs, "checks") {
 		c.checks = 0 // the budget alone bounds the search
@@ -194,6 +225,13 @@ func (c *common) check(fs *flag.FlagSet) error {
 	}
 	c.slots = scenarios.NewSlots(c.parallel)
 	return nil
+}
+
+// mergeFlag reports whether fs has a --merge flag that was set (its
+// arguments follow the flags).
+func mergeFlag(fs *flag.FlagSet) bool {
+	f := fs.Lookup("merge")
+	return f != nil && f.Value.String() == "true"
 }
 
 // flagSet reports whether the command line set flag name.
@@ -210,14 +248,13 @@ func parse(fs *flag.FlagSet, args []string, usage string, stdout io.Writer) (hel
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, usage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			fmt.Fprintf(stdout, "%s\n\nFlags:\n", usage)
+			printFlags(stdout, fs)
 			return true, nil
 		}
 		return false, usagef("%s: %v", fs.Name(), err)
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && !mergeFlag(fs) {
 		return false, usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
 	}
 	return false, nil
@@ -227,13 +264,19 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	fs := flag.NewFlagSet("certify", flag.ContinueOnError)
 	var c common
 	c.register(fs, 100, scenarios.DefaultMaxBackoff)
-	specPath := fs.String("spec", "", "spec file (YAML, version: 1)")
-	toxiproxyURL := fs.String("toxiproxy", "", "drive a toxiproxy-server at this URL instead of the embedded one")
-	certificate := fs.String("certificate", "", "write a certificate (JSON, with an SVG badge beside it) when the tool is agent-ready")
+	specPath := fs.String("spec", "", "spec `FILE` (YAML, version: 1)")
+	toxiproxyURL := fs.String("toxiproxy", "", "drive the toxiproxy-server whose API is at `URL` instead of the embedded one")
+	certificate := fs.String("certificate", "", "write a certificate to `FILE` (JSON, with an SVG badge beside it) when the tool is agent-ready")
 	allowRemote := fs.Bool("allow-remote", false, "allow tools and oracles that are not on loopback (onceproof duplicates writes on purpose)")
-	localImages := fs.Bool("local-images", false, "run container images only from local builds (postgres, redis and toxiproxy map to the images `make images` builds); never pull")
+	var shard *harness.Shard
+	fs.Func("shard", "I/N: run only share I of N of the (tool, scenario) pairs (a CI matrix job); merge the reports with onceproof report --merge", func(v string) error {
+		s, err := parseShard(v)
+		shard = s
+		return err
+	})
+	localImages := fs.Bool("local-images", false, "run container images only from local builds (postgres, redis and toxiproxy map to the images make images builds); never pull")
 	var imageMap []string
-	fs.Func("image", "NAME=LOCAL: run image NAME as the local image LOCAL (repeatable; implies --local-images)", func(s string) error {
+	fs.Func("image", "`NAME=LOCAL` runs image NAME as the local image LOCAL (repeatable; implies --local-images)", func(s string) error {
 		if name, local, ok := strings.Cut(s, "="); !ok || name == "" || local == "" {
 			return fmt.Errorf("want NAME=LOCAL, got %q", s)
 		}
@@ -246,9 +289,22 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if *specPath == "" {
 		return 0, usagef("certify: --spec is required")
 	}
+	if *toxiproxyURL != "" {
+		if u, err := url.Parse(*toxiproxyURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+			return 0, usagef("--toxiproxy %q: want the toxiproxy-server API's URL, e.g. http://127.0.0.1:8474", *toxiproxyURL)
+		}
+	}
 	outs, baseline, err := c.prepare(fs)
 	if err != nil {
 		return 0, err
+	}
+	defer discardOutputs(outs)
+	var cert *certificateFiles
+	if *certificate != "" {
+		if cert, err = openCertificate(*certificate, outs); err != nil {
+			return 0, err
+		}
+		defer cert.discard()
 	}
 	spec, err := harness.LoadSpec(*specPath)
 	if err != nil {
@@ -257,7 +313,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 		return 0, err
 	}
-	selected := spec.Tools
+	selected := slices.Clone(spec.Tools)
 	if len(c.tools) > 0 {
 		selected = nil
 		for _, name := range c.tools {
@@ -268,15 +324,21 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			selected = append(selected, ts)
 		}
 	}
-	for _, ts := range selected {
-		if err := ts.CheckTargets(ctx, spec.Path, *allowRemote); err != nil {
+	if cert != nil && len(selected) != 1 {
+		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %s)", harness.Plural(len(selected), "tool"))
+	}
+	guard := &harness.Guard{AllowRemote: *allowRemote}
+	for i, ts := range selected {
+		if err := ts.CheckTargets(guard, spec.Path); err != nil {
 			return 0, err
 		}
+		ts = ts.WithGuard(guard)
 		if !ts.IsContainer() && ts.MCP == nil {
 			if _, err := ts.Tool(); err != nil {
 				return 0, err
 			}
 		}
+		selected[i] = ts
 	}
 	lints := lintBeforeCertify(ctx, selected, c.quiet, stderr)
 	envOpts, closeDocker, err := containerOptions(ctx, selected, *localImages || len(imageMap) > 0, imageMap, stderr)
@@ -287,7 +349,11 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 
 	var backend faults.Backend
 	if *toxiproxyURL != "" {
-		r, err := faults.NewRemote(ctx, *toxiproxyURL)
+		api, err := guard.ResolveURL(*toxiproxyURL)
+		if err != nil {
+			return 0, fmt.Errorf("--toxiproxy: %w", err)
+		}
+		r, err := faults.NewRemote(ctx, api)
 		if err != nil {
 			return 0, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
 		}
@@ -314,13 +380,16 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			return strings.Join(parts, " ")
 		}
 	}
-	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
-	if *certificate != "" && len(selected) != 1 {
-		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %d)", len(selected))
+	report := &harness.Report{Version: harness.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	run, err := runInfo(spec, selected, c, shard)
+	if err != nil {
+		return 0, err
 	}
+	report.Run = run
 	prog := newProgress(stderr, c.quiet)
 	report.Tools = make([]harness.ToolReport, len(selected))
 	errs := make([]error, len(selected))
+	skipped := make([]bool, len(selected))
 	// The tools are certified at once, each starting when a slot is free
 	// (their trials share the slots).
 	var wg sync.WaitGroup
@@ -334,13 +403,35 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 				return
 			}
 			defer func() { <-tools }()
-			report.Tools[i], errs[i] = certifyTool(ctx, ts, envOpts, c.config(scenarios.Config{Backend: backend, Repro: repro(ts.Name)}, prog, stderr), c, stderr)
+			cfg := c.config(scenarios.Config{Backend: backend, Repro: repro(ts.Name)}, prog, stderr)
+			if shard != nil {
+				if cfg.Only = shareOf(run, *shard, i); cfg.Only == nil {
+					skipped[i] = true // none of its pairs is this shard's
+					return
+				}
+			}
+			report.Tools[i], errs[i] = certifyTool(ctx, ts, envOpts, cfg, c, stderr)
+			if shard != nil && report.Tools[i].Error == "" && len(report.Tools[i].Scenarios) == 0 {
+				skipped[i] = true // its pairs here do not apply to it
+			}
 		})
 	}
 	wg.Wait()
 	prog.done()
+	var kept []harness.ToolReport
+	for i, t := range report.Tools {
+		if !skipped[i] && t.Name != "" {
+			kept = append(kept, t)
+		}
+	}
+	report.Tools = kept
 	if ctx.Err() != nil {
-		return 0, ctx.Err()
+		if !failedAny(report) {
+			return 0, ctx.Err()
+		}
+		// Interrupted with a failure found (perhaps while shrinking it):
+		// report the smallest case so far; the run still exits 130.
+		return finish(report, baseline, outs, nil, c.repro, stdout, stderr)
 	}
 	for _, err := range errs {
 		if err != nil && !errors.Is(err, harness.ErrPreflight) {
@@ -348,31 +439,95 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 	}
 	attachLint(report, lints)
-	return finish(report, baseline, outs, *certificate, stdout, stderr)
+	return finish(report, baseline, outs, cert, c.repro, stdout, stderr)
+}
+
+// failedAny reports whether a scenario of r failed.
+func failedAny(r *harness.Report) bool {
+	for _, t := range r.Tools {
+		for _, s := range t.Scenarios {
+			if s.Verdict == harness.Fail {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // finish applies the baseline, writes every output and the certificate, and
-// returns the exit code the report earns.
-func finish(report *harness.Report, baseline *harness.Baseline, outs []output, certificate string, stdout, stderr io.Writer) (int, error) {
+// returns the exit code the report earns. A non-zero code's reason goes to
+// stderr, whatever the outputs are.
+func finish(report *harness.Report, baseline *harness.Baseline, outs []output, cert *certificateFiles, reproDir string, stdout, stderr io.Writer) (int, error) {
 	if baseline != nil {
 		for _, f := range baseline.Apply(report) {
 			fmt.Fprintf(stderr, "baseline: %s / %s did not run\n", f.Tool, f.Scenario)
 		}
 	}
+	if reproDir != "" {
+		scripts, err := repro.Write(reproDir, report)
+		if err != nil {
+			return 0, err
+		}
+		for _, s := range scripts {
+			fmt.Fprintf(stderr, "reproducer %s\n", s)
+		}
+	}
 	if err := writeOutputs(report, outs, stdout); err != nil {
 		return 0, err
 	}
-	if certificate != "" {
-		if err := writeCertificate(report, certificate, stderr); err != nil {
+	if cert != nil {
+		if err := cert.write(report, stderr); err != nil {
 			return 0, err
 		}
 	}
-	return verdictCode(report), nil
+	code := verdictCode(report)
+	if code != exitOK {
+		fmt.Fprintf(stderr, "onceproof: %s\n", verdictReason(report))
+	}
+	return code, nil
 }
 
-// writeCertificate writes the certificate of the report's one tool, and its
-// SVG badge beside it, when the tool is agent-ready.
-func writeCertificate(report *harness.Report, path string, stderr io.Writer) error {
+// certificateFiles are the certificate and its SVG badge beside it, opened
+// before the run.
+type certificateFiles struct {
+	json, badge *target
+}
+
+// openCertificate opens path and its badge (path with .svg as its
+// extension); neither may be one of the outputs.
+func openCertificate(path string, outs []output) (*certificateFiles, error) {
+	badge := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
+	if badge == path {
+		return nil, usagef("--certificate %s: the badge would be written to the same file; give the certificate a .json name", path)
+	}
+	for _, p := range []string{path, badge} {
+		for _, o := range outs {
+			if o.path != "" && filepath.Clean(o.path) == filepath.Clean(p) {
+				return nil, usagef("--certificate %s: %s is also an --out file", path, p)
+			}
+		}
+	}
+	j, err := openTarget("--certificate", path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := openTarget("--certificate", badge)
+	if err != nil {
+		j.discard()
+		return nil, err
+	}
+	return &certificateFiles{json: j, badge: b}, nil
+}
+
+// discard removes what was not written.
+func (c *certificateFiles) discard() {
+	c.json.discard()
+	c.badge.discard()
+}
+
+// write writes the certificate of the report's one tool, and its SVG badge,
+// when the tool is agent-ready.
+func (c *certificateFiles) write(report *harness.Report, stderr io.Writer) error {
 	cert, err := harness.NewCertificate(report, report.Tools[0], time.Now())
 	if errors.Is(err, harness.ErrNotAgentReady) {
 		fmt.Fprintf(stderr, "no certificate: %v\n", err)
@@ -381,14 +536,13 @@ func writeCertificate(report *harness.Report, path string, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := writeFile(path, cert.WriteJSON); err != nil {
+	if err := c.json.commit(cert.WriteJSON); err != nil {
 		return fmt.Errorf("--certificate %w", err)
 	}
-	badge := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
-	if err := writeFile(badge, cert.WriteBadge); err != nil {
+	if err := c.badge.commit(cert.WriteBadge); err != nil {
 		return fmt.Errorf("--certificate badge %w", err)
 	}
-	fmt.Fprintf(stderr, "certificate %s (sha256 %s), badge %s\n", path, cert.SHA256, badge)
+	fmt.Fprintf(stderr, "certificate %s (sha256 %s), badge %s\n", c.json.path, cert.SHA256, c.badge.path)
 	return nil
 }
 
@@ -413,14 +567,44 @@ func (c *common) prepare(fs *flag.FlagSet) ([]output, *harness.Baseline, error) 
 		return nil, nil, err
 	}
 	baseline, err := c.loadBaseline()
-	return outs, baseline, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkDir("repro", c.repro); err != nil {
+		return nil, nil, err
+	}
+	if err := openOutputs(outs); err != nil {
+		return nil, nil, err
+	}
+	return outs, baseline, nil
+}
+
+// checkDir makes sure the directory given to flag name exists (creating
+// it) and can be written, before the run: a usage error otherwise.
+func checkDir(name, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("--%s %s: %v", name, dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".onceproof-check-*")
+	if err != nil {
+		return usagef("--%s %s: cannot write there: %v", name, dir, err)
+	}
+	_ = f.Close()
+	return os.Remove(f.Name())
 }
 
 func (c *common) loadBaseline() (*harness.Baseline, error) {
 	if c.baseline == "" {
 		return nil, nil
 	}
-	return harness.LoadBaseline(c.baseline)
+	b, err := harness.LoadBaseline(c.baseline)
+	if err != nil && !errors.Is(err, harness.ErrSpec) {
+		return nil, usagef("--baseline: %v", err) // an unreadable file
+	}
+	return b, err
 }
 
 // certifyTool starts ts (its containers, if any), certifies it and removes
@@ -440,12 +624,22 @@ func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOp
 		}
 		return harness.ToolReport{Name: ts.Name, Error: err.Error()}, err
 	}
-	defer stop(context.Background())
+	defer func() {
+		// Cleanup runs even after an interrupt, bounded.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		_ = stop(cctx)
+	}()
 	startup := time.Since(began)
 	if ts.IsContainer() {
 		fmt.Fprintf(stderr, "  containers ready in %s\n", startup.Round(time.Millisecond))
 	}
 	tr, err := scenarios.Run(ctx, tool, cfg)
+	if err != nil {
+		// A preflight finding about one field names its file and line.
+		err = ts.Locate(err)
+		tr.Error = err.Error()
+	}
 	if ct, ok := tool.(*harness.ContainerTool); ok {
 		tr.Startup = startup
 		tr.Image, tr.ImageDigest, _ = ct.Env().ToolImage(context.WithoutCancel(ctx))
@@ -482,39 +676,74 @@ func containerOptions(ctx context.Context, selected []harness.ToolSpec, local bo
 }
 
 // reportCmd converts a saved JSON report to other formats (and applies a
-// baseline to it).
+// baseline to it); with --merge, it first combines the reports of a run's
+// shards into one.
 func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	in := fs.String("in", "", "a JSON report written by certify or demo --format json")
+	in := fs.String("in", "", "a JSON report `FILE` written by certify or demo --format json")
+	merge := fs.Bool("merge", false, "merge the shard reports given as arguments (certify --shard I/N --format json) into the report of the whole run")
 	var outs outputs
 	outs.register(fs)
-	baselinePath := fs.String("baseline", "", "apply this baseline to the report")
-	if help, err := parse(fs, args, "Usage: onceproof report --in report.json [--format F [--out FILE]]...", stdout); help || err != nil {
+	baselinePath := fs.String("baseline", "", "apply the baseline in `FILE` to the report")
+	reproDir := fs.String("repro", "", "write a reproducer (a bash script with curl and toxiproxy commands, and its toxics) for every failing scenario into `DIR`")
+	const usage = "Usage: onceproof report --in report.json [--format F [--out FILE]]...\n       onceproof report --merge shard1.json shard2.json ... [--format F [--out FILE]]..."
+	if help, err := parse(fs, args, usage, stdout); help || err != nil {
 		return exitOK, err
 	}
-	if *in == "" {
-		return 0, usagef("report: --in is required")
-	}
-	report, err := harness.ReadReport(*in)
-	if err != nil {
-		return 0, usagef("%v", err)
+	switch {
+	case *merge && *in != "":
+		return 0, usagef("report: give --in or --merge, not both")
+	case *merge && fs.NArg() == 0:
+		return 0, usagef("report --merge: name the shard reports to merge")
+	case !*merge && *in == "":
+		return 0, usagef("report: --in is required (or --merge with shard reports)")
 	}
 	list, err := outs.resolve()
 	if err != nil {
 		return 0, err
 	}
+	if err := checkDir("repro", *reproDir); err != nil {
+		return 0, err
+	}
+	if err := openOutputs(list); err != nil {
+		return 0, err
+	}
+	defer discardOutputs(list)
+	var report *harness.Report
+	if *merge {
+		var shards []*harness.Report
+		for _, path := range fs.Args() {
+			r, err := harness.ReadReport(path)
+			if err != nil {
+				return 0, usagef("%v", err)
+			}
+			shards = append(shards, r)
+		}
+		if report, err = harness.MergeReports(shards); err != nil {
+			return 0, usagef("report --merge: %v", err)
+		}
+	} else if report, err = harness.ReadReport(*in); err != nil {
+		return 0, usagef("%v", err)
+	}
 	var baseline *harness.Baseline
 	if *baselinePath != "" {
 		if baseline, err = harness.LoadBaseline(*baselinePath); err != nil {
+			if !errors.Is(err, harness.ErrSpec) {
+				return 0, usagef("--baseline: %v", err)
+			}
 			return 0, err
 		}
 	}
-	return finish(report, baseline, list, "", stdout, stderr)
+	return finish(report, baseline, list, nil, *reproDir, stdout, stderr)
 }
 
 // verifyCertificate recomputes a certificate's hash: exit 0 when it
 // matches, 1 when the content was changed.
 func verifyCertificate(args []string, stdout io.Writer) (int, error) {
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Fprint(stdout, verifyUsage)
+		return exitOK, nil
+	}
 	if len(args) != 1 {
 		return 0, usagef("verify-certificate: want one certificate file")
 	}
@@ -526,8 +755,8 @@ func verifyCertificate(args []string, stdout io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "%s: INVALID: %v\n", args[0], err)
 		return exitFailed, nil
 	}
-	fmt.Fprintf(stdout, "%s: valid: %s agent-ready on %s (%d scenarios, onceproof %s), sha256 %s\n",
-		args[0], cert.Tool, cert.Issued.Format("2006-01-02"), len(cert.Scenarios), cert.Onceproof, cert.SHA256)
+	fmt.Fprintf(stdout, "%s: valid: %s agent-ready on %s (%s, onceproof %s), sha256 %s\n",
+		args[0], cert.Tool, cert.Issued.Format("2006-01-02"), harness.Plural(len(cert.Scenarios), "scenario"), cert.Onceproof, cert.SHA256)
 	if cert.Contract != nil {
 		fmt.Fprintf(stdout, "  contract: %s\n", cert.Contract.Summary())
 	}
@@ -540,6 +769,10 @@ func verifyCertificate(args []string, stdout io.Writer) (int, error) {
 // sweep removes what onceproof runs killed before they could clean up left
 // behind (containers and networks whose owning process is gone).
 func sweep(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Fprint(stdout, sweepUsage)
+		return exitOK, nil
+	}
 	if len(args) > 0 {
 		return 0, usagef("sweep: unexpected argument %q", args[0])
 	}
@@ -552,7 +785,7 @@ func sweep(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stdout, "removed %d containers and networks of finished runs\n", n)
+	fmt.Fprintf(stdout, "removed %s of finished runs\n", irregular(n, "container or network", "containers and networks"))
 	return exitOK, nil
 }
 
@@ -581,6 +814,46 @@ func verdictCode(r *harness.Report) int {
 		}
 	}
 	return code
+}
+
+// verdictReason says in one line why a report earns a non-zero exit code.
+func verdictReason(r *harness.Report) string {
+	var errs, failed, stale, unknown []string
+	for _, t := range r.Tools {
+		if t.Error != "" {
+			errs = append(errs, t.Name+": "+t.Error)
+			continue
+		}
+		for _, s := range t.Scenarios {
+			cell := t.Name + " × " + s.ID
+			switch {
+			case s.Baseline == harness.BaselineStale:
+				stale = append(stale, cell)
+			case s.Verdict == harness.Fail && s.Baseline == harness.BaselineKnown:
+			case s.Verdict == harness.Fail:
+				failed = append(failed, cell)
+			case s.Verdict == harness.Inconclusive:
+				unknown = append(unknown, cell+" ("+s.Reason+")")
+			}
+		}
+	}
+	var parts []string
+	if len(errs) > 0 {
+		parts = append(parts, strings.Join(errs, "; "))
+	}
+	if len(failed) > 0 {
+		parts = append(parts, harness.Plural(len(failed), "scenario")+" failed: "+strings.Join(failed, ", "))
+	}
+	if len(stale) > 0 {
+		parts = append(parts, irregular(len(stale), "stale baseline entry", "stale baseline entries")+" (they pass now): "+strings.Join(stale, ", "))
+	}
+	if len(unknown) > 0 {
+		parts = append(parts, harness.Plural(len(unknown), "scenario")+" inconclusive: "+strings.Join(unknown, ", "))
+	}
+	if len(parts) == 0 {
+		return "no verdict"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // depth says how deep each scenario searches, for status lines.

@@ -22,22 +22,22 @@ import (
 func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("certify-client", flag.ContinueOnError)
 	var c common
-	fs.IntVar(&c.checks, "checks", 25, "trials per check")
-	fs.Uint64Var(&c.seed, "seed", 0, "seed for the server's plans (0: pick one and print it)")
-	fs.DurationVar(&c.shrinkTime, "shrink-time", 10*time.Second, "longest time spent shrinking one failure")
-	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "trials in flight at once (1: one at a time)")
-	fs.DurationVar(&c.budget, "budget", 0, "time the trials may take: trials keep starting until it is spent")
+	fs.IntVar(&c.checks, "checks", 25, "run `N` trials per check")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed the server's plans with `N` (0: pick one and print it)")
+	fs.DurationVar(&c.shrinkTime, "shrink-time", 10*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+harness.FormatDuration(maxShrinkTime))
+	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "`N` trials in flight at once (1: one at a time)")
+	fs.DurationVar(&c.budget, "budget", 0, "time the trials may take: trials keep starting until the `duration` is spent")
 	c.outs.register(fs)
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
 	fs.BoolVar(&c.verbose, "v", false, "log every attempt received on standard error")
-	fs.StringVar(&c.baseline, "baseline", "", "YAML file of known failing (name, check) pairs: they do not fail the run; an entry that passes now does (stale)")
-	command := fs.String("exec", "", "shell command performing one operation through the wrapper (sh -c; env ONCEPROOF_URL, ONCEPROOF_OP; exit 0 = success)")
-	ops := fs.Int("ops", scenarios.DefaultClientOps, "operations per trial")
-	name := fs.String("name", "client", "the wrapper's name in reports")
-	maxAttempts := fs.Int("max-attempts", scenarios.DefaultClientMaxAttempts, "client-bounded: most attempts one operation may make")
-	maxOpTime := fs.Duration("max-op-time", scenarios.DefaultClientMaxOpTime, "client-bounded: longest one operation may take")
+	fs.StringVar(&c.baseline, "baseline", "", "YAML `FILE` of known failing (name, check) pairs: they do not fail the run; an entry that passes now does (stale)")
+	command := fs.String("exec", "", "shell `COMMAND` performing one operation through the wrapper (sh -c; env ONCEPROOF_URL, ONCEPROOF_OP; exit 0 = success)")
+	ops := fs.Int("ops", scenarios.DefaultClientOps, "`N` operations per trial")
+	name := fs.String("name", "client", "the wrapper's `NAME` in reports")
+	maxAttempts := fs.Int("max-attempts", scenarios.DefaultClientMaxAttempts, "client-bounded: the most attempts (`N`) one operation may make")
+	maxOpTime := fs.Duration("max-op-time", scenarios.DefaultClientMaxOpTime, "client-bounded: the longest one operation may take, a `duration` of at most "+harness.FormatDuration(maxOpTimeLimit))
 	var checks []scenarios.ID
-	fs.Func("scenario", "client check to run (repeatable; default all: "+clientIDList()+")", func(s string) error {
+	fs.Func("scenario", "client check `ID` to run (repeatable; default all: "+clientIDList()+")", func(s string) error {
 		id, err := scenarios.ParseClientID(s)
 		if err != nil {
 			return err
@@ -57,6 +57,8 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 0, usagef("--max-attempts %d: want at least 1", *maxAttempts)
 	case *maxOpTime <= 0:
 		return 0, usagef("--max-op-time %s: want a positive duration", *maxOpTime)
+	case *maxOpTime > maxOpTimeLimit:
+		return 0, usagef("--max-op-time %s: too long, at most %s", *maxOpTime, harness.FormatDuration(maxOpTimeLimit))
 	case *name == "":
 		return 0, usagef("--name: want a name")
 	}
@@ -64,6 +66,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return 0, err
 	}
+	defer discardOutputs(outs)
 	log := stderr
 	if c.quiet {
 		log = io.Discard
@@ -72,7 +75,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 	backend := faults.NewEmbedded()
 	defer backend.Close(context.Background())
-	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	report := &harness.Report{Version: harness.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
 	repro := func(id scenarios.ID, seed uint64) string {
 		parts := []string{"onceproof certify-client", "--exec", shellQuote(*command), "--scenario", string(id),
 			"--seed", strconv.FormatUint(seed, 10)}
@@ -104,7 +107,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 0, err
 	}
 	report.Tools = append(report.Tools, tr)
-	return finish(report, baseline, outs, "", stdout, stderr)
+	return finish(report, baseline, outs, nil, "", stdout, stderr)
 }
 
 func clientIDList() string {

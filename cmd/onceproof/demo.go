@@ -16,6 +16,7 @@ import (
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/repro"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -68,6 +69,8 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 	if err != nil {
 		return 0, err
 	}
+	defer discardOutputs(outs)
+	reasons := stderr // the reason for a non-zero exit is printed even with --quiet
 	if c.quiet {
 		stderr = io.Discard
 	}
@@ -75,9 +78,10 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 
 	backend := faults.NewEmbedded()
 	defer backend.Close(context.Background())
-	report := &harness.Report{Version: harness.ReportVersion, Onceproof: version, Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	report := &harness.Report{Version: harness.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
 	start := time.Now()
-	fmt.Fprintf(stderr, "onceproof demo: %d fixture tools (HTTP, MCP, agent-side wrappers), embedded Toxiproxy, %d checks per scenario, seed %d\n", len(rows), c.checks, c.seed)
+	fmt.Fprintf(stderr, "onceproof demo: %s (HTTP, MCP, agent-side wrappers), embedded Toxiproxy, %s per scenario, seed %d\n",
+		harness.Plural(len(rows), "fixture tool"), harness.Plural(c.checks, "check"), c.seed)
 	env := &demoEnv{backend: backend, c: c, prog: prog, stderr: stderr}
 	defer env.close()
 	// The rows at once, their trials sharing the slots; the agent-side
@@ -126,7 +130,16 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 			return 0, err
 		}
 	}
+	if c.repro != "" {
+		scripts, err := repro.Write(c.repro, report)
+		if err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(stderr, "%s in %s\n", plural(len(scripts), "reproducer"), c.repro)
+	}
 	if len(mismatches) > 0 {
+		fmt.Fprintf(reasons, "onceproof: %s from the fixtures' documented behaviour: %s\n",
+			irregular(len(mismatches), "verdict differs", "verdicts differ"), strings.Join(mismatches, "; "))
 		return exitFailed, nil
 	}
 	return exitOK, nil
@@ -306,11 +319,75 @@ func mismatches(r *harness.Report, rows []demoRow) []string {
 }
 
 func writeDemoText(w io.Writer, r *harness.Report, rows []demoRow, mismatches []string, elapsed time.Duration) {
+	for _, g := range demoGroups(r) {
+		fmt.Fprintf(w, "\n%s\n", g.title)
+		writeVerdictTable(w, g.tools)
+	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	ids := r.ScenarioIDs()
-	fmt.Fprintf(tw, "tool\t%s\tagent-ready\t\n", strings.Join(ids, "\t"))
+	for _, row := range rows {
+		fmt.Fprintf(w, "%-22s %s\n", row.name, row.describe)
+	}
 	for _, t := range r.Tools {
+		for _, s := range t.Scenarios {
+			if s.Counterexample == nil {
+				continue
+			}
+			fmt.Fprintf(w, "\n%s × %s FAILED after %s (%d valid): %s\n", t.Name, s.ID, harness.Plural(s.Checks, "check"), s.ValidTrials, s.Reason)
+			fmt.Fprint(w, indent(s.Counterexample.String(), "  "))
+			fmt.Fprintf(w, "  replay: %s\n", s.Repro)
+		}
+	}
+	fmt.Fprintln(w)
+	if len(mismatches) == 0 {
+		fmt.Fprintf(w, "Every verdict matches the fixtures' documented behaviour (%s).\n", elapsed.Round(100*time.Millisecond))
+		return
+	}
+	fmt.Fprintf(w, "%s from the fixtures' documented behaviour:\n", irregular(len(mismatches), "verdict differs", "verdicts differ"))
+	for _, m := range mismatches {
+		fmt.Fprintf(w, "  %s\n", m)
+	}
+}
+
+// demoGroup is the tools of one kind (HTTP, MCP, agent-side wrappers),
+// which share their scenarios and so one table.
+type demoGroup struct {
+	title string
+	tools []harness.ToolReport
+}
+
+// demoGroups splits the report's tools by kind, in the order they ran; a
+// row's kind is the prefix of its name ("mcp/", "client/"; none for HTTP).
+func demoGroups(r *harness.Report) []demoGroup {
+	titles := map[string]string{"": "HTTP tools", "mcp": "MCP tools", "client": "agent-side retry wrappers (onceproof plays the server)"}
+	var groups []demoGroup
+	index := map[string]int{}
+	for _, t := range r.Tools {
+		kind, _, ok := strings.Cut(t.Name, "/")
+		if !ok {
+			kind = ""
+		}
+		i, seen := index[kind]
+		if !seen {
+			title := titles[kind]
+			if title == "" {
+				title = kind + " tools"
+			}
+			i = len(groups)
+			index[kind] = i
+			groups = append(groups, demoGroup{title: title})
+		}
+		groups[i].tools = append(groups[i].tools, t)
+	}
+	return groups
+}
+
+// writeVerdictTable writes one row per tool and one column per scenario
+// any of them ran.
+func writeVerdictTable(w io.Writer, tools []harness.ToolReport) {
+	ids := (&harness.Report{Tools: tools}).ScenarioIDs()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "tool\t%s\tagent-ready\t\n", strings.Join(ids, "\t"))
+	for _, t := range tools {
 		cells := []string{t.Name}
 		for _, id := range ids {
 			s, ok := t.Scenario(id)
@@ -327,29 +404,6 @@ func writeDemoText(w io.Writer, r *harness.Report, rows []demoRow, mismatches []
 		fmt.Fprintf(tw, "%s\t%s\t\n", strings.Join(cells, "\t"), ready)
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(w)
-	for _, row := range rows {
-		fmt.Fprintf(w, "%-22s %s\n", row.name, row.describe)
-	}
-	for _, t := range r.Tools {
-		for _, s := range t.Scenarios {
-			if s.Counterexample == nil {
-				continue
-			}
-			fmt.Fprintf(w, "\n%s × %s FAILED after %d checks (%d valid): %s\n", t.Name, s.ID, s.Checks, s.ValidTrials, s.Reason)
-			fmt.Fprint(w, indent(s.Counterexample.String(), "  "))
-			fmt.Fprintf(w, "  replay: %s\n", s.Repro)
-		}
-	}
-	fmt.Fprintln(w)
-	if len(mismatches) == 0 {
-		fmt.Fprintf(w, "Every verdict matches the fixtures' documented behaviour (%s).\n", elapsed.Round(100*time.Millisecond))
-		return
-	}
-	fmt.Fprintf(w, "%d verdicts differ from the fixtures' documented behaviour:\n", len(mismatches))
-	for _, m := range mismatches {
-		fmt.Fprintf(w, "  %s\n", m)
-	}
 }
 
 func cell(s harness.ScenarioReport) string {

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -24,34 +23,48 @@ import (
 // oracle points at what counts the tool's effects.
 func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
-	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8090/mcp")
-	document := fs.String("openapi", "", "an OpenAPI 3.0 or 3.1 document, a file or an http(s) URL")
-	out := fs.String("out", "", "write the starter spec here (default: standard output after the table)")
-	oracle := fs.String("oracle-url", "", "--mcp: oracle URL template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
+	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint `URL`, e.g. http://127.0.0.1:8090/mcp")
+	document := fs.String("openapi", "", "an OpenAPI 3.0 or 3.1 document, a `FILE` or an http(s) URL")
+	out := fs.String("out", "", "write the starter spec to `FILE` (default: standard output after the table)")
+	oracle := fs.String("oracle-url", "", "--mcp: oracle `URL` template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
 	var o openapiFlags
 	o.register(fs)
 	if help, err := parse(fs, args, discoverUsage, stdout); help || err != nil {
 		return exitOK, err
 	}
-	switch {
-	case (*endpoint == "") == (*document == ""):
+	if (*endpoint == "") == (*document == "") {
 		return 0, usagef("discover: want exactly one of --mcp URL and --openapi FILE|URL")
+	}
+	// The starter spec's file is opened before anything is fetched.
+	var file *target
+	if *out != "" {
+		var err error
+		if file, err = openTarget("--out", *out); err != nil {
+			return 0, err
+		}
+		defer file.discard()
+	}
+	switch {
 	case *document != "":
 		if *oracle != "" {
 			return 0, usagef("discover: --oracle-url is for --mcp; an OpenAPI spec gets an oracle placeholder")
 		}
-		return discoverOpenAPI(ctx, *document, *out, o, stdout, stderr)
-	case o.set():
-		return 0, usagef("discover: --operation, --server, --server-var and --allow-remote are for --openapi")
+		return discoverOpenAPI(ctx, *document, file, o, stdout, stderr)
+	case o.setForOpenAPI():
+		return 0, usagef("discover: --operation, --server and --server-var are for --openapi")
 	}
 	u, err := url.Parse(*endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return 0, usagef("discover: --mcp: want http://host:port/path, got %q", *endpoint)
 	}
+	guard := &harness.Guard{AllowRemote: o.allowRemote}
+	if err := guard.CheckURL(*endpoint); err != nil {
+		return 0, fmt.Errorf("--mcp: %w", err)
+	}
 	if *oracle == "" {
 		*oracle = u.Scheme + "://" + u.Host + "/count?marker={{.Marker}}"
 	}
-	tools, err := listTools(ctx, *endpoint)
+	tools, err := listTools(ctx, *endpoint, guard)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
 	}
@@ -66,24 +79,24 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t\n", t.Name, class, ro, idem, destr)
 	}
 	_ = tw.Flush()
-	return writeDraft(starterSpec(*endpoint, *oracle, tools), *out, "fill in each tool's oracle", stdout, stderr)
+	return writeDraft(starterSpec(*endpoint, *oracle, tools), file, "fill in each tool's oracle", stdout, stderr)
 }
 
-// writeDraft writes a starter spec to out, or to stdout after a blank line
-// when out is "".
-func writeDraft(d harness.SpecDraft, out, todo string, stdout, stderr io.Writer) (int, error) {
+// writeDraft writes a starter spec to file (opened before the run), or to
+// stdout after a blank line when file is nil.
+func writeDraft(d harness.SpecDraft, file *target, todo string, stdout, stderr io.Writer) (int, error) {
 	var b bytes.Buffer
 	if err := harness.WriteSpec(&b, d); err != nil {
 		return 0, err
 	}
-	if out == "" {
+	if file == nil {
 		fmt.Fprint(stdout, "\n"+b.String())
 		return exitOK, nil
 	}
-	if err := writeFile(out, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
+	if err := file.commit(func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stderr, "wrote %s: %s, then run onceproof certify --spec %s\n", out, todo, out)
+	fmt.Fprintf(stderr, "wrote %s: %s, then run onceproof certify --spec %s\n", file.path, todo, file.path)
 	return exitOK, nil
 }
 
@@ -94,12 +107,14 @@ const discoverUsage = `Usage: onceproof discover --mcp URL [--out FILE] [--oracl
 // discoverTimeout bounds listing an MCP server's tools or fetching a document.
 const discoverTimeout = 15 * time.Second
 
-func listTools(ctx context.Context, endpoint string) ([]*mcp.Tool, error) {
+// listTools lists an MCP server's tools, connecting only where guard lets
+// it.
+func listTools(ctx context.Context, endpoint string, guard *harness.Guard) ([]*mcp.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, discoverTimeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof-discover", Version: version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof-discover", Version: onceproofVersion()}, nil)
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: true,
-		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}, nil)
+		HTTPClient: guard.HTTPClient(0)}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("mcp %s: %w", endpoint, err)
 	}
@@ -143,18 +158,25 @@ func starterSpec(endpoint, oracle string, tools []*mcp.Tool) harness.SpecDraft {
 			Name:    specName(t.Name),
 			Comment: []string{t.Name + " — " + class},
 			MCP:     &harness.MCPDraft{URL: endpoint, Tool: t.Name, Arguments: args, KeyArgument: keyArg},
-			// Most tools that create something return its id.
-			ResultID: "/id",
+			// Most tools that create something return its id; the preflight
+			// refuses a result_id that finds nothing.
+			ResultID: resultIDPointer(t.OutputSchema),
 			Oracle:   harness.OracleDraft{HTTP: &harness.OracleHTTPDraft{URL: oracle, Count: "/count"}},
 			Notes: map[string]harness.Note{
 				"mcp.arguments": {Guessed: true, Text: "from the input schema: every property, the marker in the first string"},
-				"result_id":     {Guessed: true, Text: "most tools return the id of what they made"},
+				"result_id":     {Guessed: true, Text: "the id the output schema names"},
 				"oracle":        {Guessed: true, Text: "the server's /count (or --oracle-url): TODO: point it at what counts this tool's effects"},
 			},
 		}
-		if keyArg != "" {
+		if td.ResultID == "" {
+			delete(td.Notes, "result_id")
+		}
+		switch {
+		case keyArg != "":
 			td.Notes["mcp.key_argument"] = harness.Note{Guessed: true, Text: "the argument named like an idempotency key"}
-		} else {
+		case ro:
+			// A tool that claims readOnlyHint needs no key.
+		default:
 			td.MCP.KeyMeta = "idempotency-key"
 			td.Notes["mcp.key_meta"] = harness.Note{Guessed: true, Text: "the tool takes no key argument: the key travels in _meta"}
 		}
@@ -211,6 +233,20 @@ func argumentsTemplate(schema any) (tpl, keyArg string, marker bool) {
 		parts = append(parts, fmt.Sprintf("%q:%s", n, v))
 	}
 	return "{" + strings.Join(parts, ",") + "}", keyArg, marker
+}
+
+// resultIDPointer is "/id" when an output schema has an "id" property, ""
+// otherwise.
+func resultIDPointer(schema any) string {
+	raw, _ := json.Marshal(schema)
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(raw, &s)
+	if _, ok := s.Properties["id"]; ok {
+		return "/id"
+	}
+	return ""
 }
 
 func specName(s string) string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/onceproof/onceproof/harness"
 	"github.com/onceproof/onceproof/harness/openapi"
 )
 
@@ -40,24 +41,26 @@ func (o *openapiFlags) register(fs *flag.FlagSet) {
 		o.vars[name] = value
 		return nil
 	})
-	fs.BoolVar(&o.allowRemote, "allow-remote", false, "--openapi: fetch a document from a host that is not loopback")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "fetch a document from, or list the tools of, a host that is not loopback")
 }
 
-// set reports whether any --openapi flag was given.
-func (o openapiFlags) set() bool {
-	return len(o.operations) > 0 || o.server != "" || len(o.vars) > 0 || o.allowRemote
+// setForOpenAPI reports whether a flag only --openapi takes was given
+// (--allow-remote serves --mcp too).
+func (o openapiFlags) setForOpenAPI() bool {
+	return len(o.operations) > 0 || o.server != "" || len(o.vars) > 0
 }
 
 // discoverOpenAPI lists the operations of an OpenAPI document with their
 // class and writes a starter spec for the writes (or the operations named
 // with --operation).
-func discoverOpenAPI(ctx context.Context, src, out string, o openapiFlags, stdout, stderr io.Writer) (int, error) {
+func discoverOpenAPI(ctx context.Context, src string, out *target, o openapiFlags, stdout, stderr io.Writer) (int, error) {
 	if o.server != "" {
 		if err := checkServerURL(o.server); err != nil {
 			return 0, err
 		}
 	}
-	doc, err := openapi.Load(ctx, src, openapi.Options{Server: o.server, Vars: o.vars, AllowRemote: o.allowRemote, Client: &http.Client{Timeout: discoverTimeout}})
+	guard := &harness.Guard{AllowRemote: o.allowRemote}
+	doc, err := openapi.Load(ctx, src, openapi.Options{Server: o.server, Vars: o.vars, AllowRemote: o.allowRemote, Client: guard.HTTPClient(discoverTimeout)})
 	if errors.Is(err, openapi.ErrDocument) {
 		return 0, usagef("discover: %v", err)
 	}

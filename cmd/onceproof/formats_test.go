@@ -33,24 +33,32 @@ func demoReport(t *testing.T, extra ...string) (map[string]string, int, string) 
 	return files, code, out + errOut
 }
 
+// validateReport checks the JSON report at path against the published
+// schema, and returns the compiled schema.
+func validateReport(t *testing.T, path string) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	schema, err := jsonschema.UnmarshalJSON(strings.NewReader(harness.ReportSchema))
+	require.NoError(t, err)
+	require.NoError(t, c.AddResource("report.schema.json", schema))
+	sch, err := c.Compile("report.schema.json")
+	require.NoError(t, err)
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	require.NoError(t, err)
+	require.NoError(t, sch.Validate(doc), path)
+	return sch
+}
+
 func TestFormatsFromARealRun(t *testing.T) {
 	t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "summary.md"))
 	files, code, out := demoReport(t)
 	require.Equal(t, exitOK, code, out) // the demo's verdicts match the fixtures' documentation
 
 	t.Run("json validates against the published schema", func(t *testing.T) {
-		c := jsonschema.NewCompiler()
-		schema, err := jsonschema.UnmarshalJSON(strings.NewReader(harness.ReportSchema))
-		require.NoError(t, err)
-		require.NoError(t, c.AddResource("report.schema.json", schema))
-		sch, err := c.Compile("report.schema.json")
-		require.NoError(t, err)
-		f, err := os.Open(files["json"])
-		require.NoError(t, err)
-		defer f.Close()
-		doc, err := jsonschema.UnmarshalJSON(f)
-		require.NoError(t, err)
-		require.NoError(t, sch.Validate(doc))
+		sch := validateReport(t, files["json"])
 		// And the schema is not vacuous: a broken report fails it.
 		var broken map[string]any
 		data, _ := os.ReadFile(files["json"])
@@ -262,11 +270,11 @@ func TestOutputFlags(t *testing.T) {
 		err    string
 		reason string
 	}{
-		{nil, []output{{"text", ""}}, "", "default: text on standard output"},
-		{[]string{"--format", "json", "--out", "r.json"}, []output{{"json", "r.json"}}, "", "a format and its file"},
-		{[]string{"--out", "r.xml", "--format", "junit"}, []output{{"junit", "r.xml"}}, "", "an --out before its --format"},
-		{[]string{"--format", "json", "--out", "r.json", "--format", "text"}, []output{{"json", "r.json"}, {"text", ""}}, "", "a file and standard output"},
-		{[]string{"--out", "r.txt"}, []output{{"text", "r.txt"}}, "", "--out alone is text"},
+		{nil, []output{{format: "text", path: ""}}, "", "default: text on standard output"},
+		{[]string{"--format", "json", "--out", "r.json"}, []output{{format: "json", path: "r.json"}}, "", "a format and its file"},
+		{[]string{"--out", "r.xml", "--format", "junit"}, []output{{format: "junit", path: "r.xml"}}, "", "an --out before its --format"},
+		{[]string{"--format", "json", "--out", "r.json", "--format", "text"}, []output{{format: "json", path: "r.json"}, {format: "text"}}, "", "a file and standard output"},
+		{[]string{"--out", "r.txt"}, []output{{format: "text", path: "r.txt"}}, "", "--out alone is text"},
 		{[]string{"--format", "json", "--format", "text"}, nil, "only one format can go to standard output", "two formats on standard output"},
 		{[]string{"--format", "pdf"}, nil, "want one of", "unknown format"},
 	} {

@@ -51,7 +51,11 @@ func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if err != nil {
 		return 0, err
 	}
-	report := &harness.Report{Version: harness.ReportVersion, Kind: harness.KindLint, Onceproof: version, Started: time.Now().UTC()}
+	if err := openOutputs(list); err != nil {
+		return 0, err
+	}
+	defer discardOutputs(list)
+	report := &harness.Report{Version: harness.ReportVersion, Kind: harness.KindLint, Onceproof: onceproofVersion(), Started: time.Now().UTC()}
 	if *endpoint != "" {
 		report.Tools, err = lintServer(ctx, *endpoint, tools, *allowRemote)
 	} else {
@@ -84,7 +88,7 @@ func checkMCPEndpoint(ctx context.Context, endpoint string, allowRemote bool) er
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usagef("lint: --mcp: want http://host:port/path, got %q", endpoint)
 	}
-	return harness.CheckTarget(ctx, u.Host, allowRemote)
+	return (&harness.Guard{AllowRemote: allowRemote}).CheckURL(endpoint)
 }
 
 // lintServer lints the tools an MCP server lists (those named, when names
@@ -93,7 +97,7 @@ func lintServer(ctx context.Context, endpoint string, names []string, allowRemot
 	if err := checkMCPEndpoint(ctx, endpoint, allowRemote); err != nil {
 		return nil, err
 	}
-	listed, err := listTools(ctx, endpoint)
+	listed, err := listTools(ctx, endpoint, &harness.Guard{AllowRemote: allowRemote})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
 	}
@@ -146,10 +150,11 @@ func lintSpec(ctx context.Context, path string, names []string, allowRemote bool
 			out = append(out, harness.ToolReport{Name: ts.Name, Lint: &res})
 			continue
 		}
-		if err := ts.CheckTargets(ctx, spec.Path, allowRemote); err != nil {
+		guard := &harness.Guard{AllowRemote: allowRemote}
+		if err := ts.CheckTargets(guard, spec.Path); err != nil {
 			return nil, err
 		}
-		tool, err := specMCPTool(ctx, ts, servers)
+		tool, err := specMCPTool(ctx, ts, servers, guard)
 		if err != nil {
 			return nil, err
 		}
@@ -162,11 +167,11 @@ func lintSpec(ctx context.Context, path string, names []string, allowRemote bool
 // specMCPTool lists the tools of ts's MCP server (once per server, cached
 // in servers) and returns the one ts names. A server that does not answer
 // is ErrUnreachable; one without the tool, a spec error at mcp.tool.
-func specMCPTool(ctx context.Context, ts harness.ToolSpec, servers map[string][]*mcp.Tool) (*mcp.Tool, error) {
+func specMCPTool(ctx context.Context, ts harness.ToolSpec, servers map[string][]*mcp.Tool, guard *harness.Guard) (*mcp.Tool, error) {
 	listed, ok := servers[ts.MCP.URL]
 	if !ok {
 		var err error
-		if listed, err = listTools(ctx, ts.MCP.URL); err != nil {
+		if listed, err = listTools(ctx, ts.MCP.URL, guard); err != nil {
 			return nil, fmt.Errorf("%w: tool %s: %w", harness.ErrUnreachable, ts.Name, err)
 		}
 		servers[ts.MCP.URL] = listed
@@ -194,7 +199,7 @@ func lintBeforeCertify(ctx context.Context, selected []harness.ToolSpec, quiet b
 		var res lint.Result
 		if ts.MCP == nil {
 			res = ts.LintHTTP()
-		} else if tool, err := specMCPTool(ctx, ts, servers); err != nil {
+		} else if tool, err := specMCPTool(ctx, ts, servers, ts.MCP.Guard); err != nil {
 			res = lint.Result{Skipped: err.Error(), Findings: []lint.Finding{}}
 		} else {
 			res = ts.LintMCP(tool)

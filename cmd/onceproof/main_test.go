@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,7 +30,6 @@ func writeSpec(t *testing.T, addr string) string {
 	src, err := os.ReadFile("../../examples/create-ticket.yaml")
 	require.NoError(t, err)
 	text := strings.ReplaceAll(string(src), "127.0.0.1:8080", addr)
-	text = strings.ReplaceAll(text, "timeout: 2s", "timeout: 150ms")
 	path := filepath.Join(t.TempDir(), "tools.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	return path
@@ -87,6 +89,14 @@ func TestCertifyExitCodes(t *testing.T) {
 		{[]string{"certify", "--spec", correct, "--format", "xml"}, exitUsage, "flag -format: want one of text, json", "bad format"},
 		{[]string{"certify", "--spec", filepath.Join(t.TempDir(), "missing.yaml")}, exitUsage, "missing.yaml", "no such file"},
 		{[]string{"frobnicate"}, exitUsage, "unknown command", "bad command"},
+		{[]string{"certify", "--spec", correct, "--baseline", filepath.Join(t.TempDir(), "missing.yaml")}, exitUsage, "--baseline: baseline ", "an unreadable baseline is a usage error"},
+		{[]string{"certify", "--spec", correct, "--toxiproxy", "not a url"}, exitUsage, `--toxiproxy "not a url": want the toxiproxy-server API's URL`, "a malformed Toxiproxy URL is a usage error"},
+		{[]string{"certify", "--spec", correct, "--max-backoff", "1000h"}, exitUsage, "--max-backoff 1000h0m0s: too long, at most 1m", "a backoff beyond its maximum"},
+		{[]string{"certify", "--spec", correct, "--shrink-time", "2h"}, exitUsage, "--shrink-time 2h0m0s: too long, at most 1h", "a shrink time beyond its maximum"},
+		{[]string{"certify-client", "--exec", "true", "--max-op-time", "2h"}, exitUsage, "--max-op-time 2h0m0s: too long, at most 1h", "an operation time beyond its maximum"},
+		{[]string{"certify", "--spec", correct, "--toxiproxy", "http://10.0.0.1:8474"}, exitUsage, "--toxiproxy: remote target 10.0.0.1:8474", "a remote Toxiproxy is refused before it is dialled"},
+		{[]string{"certify", "--spec", correct, "--toxiproxy", "http://toxi.example:8474"}, exitUsage, "toxi.example is not a loopback name", "a Toxiproxy name is refused without a DNS query"},
+		{[]string{"discover", "--mcp", "http://10.0.0.1:9/mcp"}, exitUsage, "--mcp: remote target 10.0.0.1:9", "a remote MCP server is refused before it is dialled"},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			code, out, errOut := runCLI(t, tc.args...)
@@ -197,6 +207,31 @@ func TestByHand(t *testing.T) {
 		})
 	}
 
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run("a signal ends a run whose attempts may take an hour, within a second: "+signalName(sig), func(t *testing.T) {
+			addr, accepted := silentTool(t)
+			cmd := exec.Command(filepath.Join(dir, "onceproof"), "certify", "--spec", silentSpec(t, addr), "--checks", "5")
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			require.NoError(t, cmd.Start())
+			select {
+			case <-accepted: // the preflight call is on the wire, waiting for its answer
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatal("the preflight call never reached the tool")
+			}
+			time.Sleep(100 * time.Millisecond)
+			sent := time.Now()
+			require.NoError(t, cmd.Process.Signal(sig))
+			_ = cmd.Wait()
+			took := time.Since(sent)
+			require.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), out.String())
+			require.Less(t, took, time.Second, "the run must end within 1s of the signal\n%s", out.String())
+			require.Contains(t, out.String(), "onceproof: interrupted ("+signalName(sig)+")")
+			require.NotContains(t, out.String(), "context canceled")
+		})
+	}
+
 	t.Run("interrupted run leaves no proxy behind", func(t *testing.T) {
 		cmd := exec.Command(filepath.Join(dir, "onceproof"), "certify", "--spec", correct, "--checks", "100000",
 			"--toxiproxy", "http://"+toxiAddr)
@@ -211,6 +246,61 @@ func TestByHand(t *testing.T) {
 		require.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), out.String())
 		require.Zero(t, proxies(t, toxiAddr), "proxies left on the toxiproxy-server after SIGINT")
 	})
+}
+
+// silentTool listens on loopback and never answers a request; accepted
+// receives a value for every connection.
+func silentTool(t *testing.T) (addr string, accepted <-chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ch := make(chan struct{}, 16)
+	var conns []net.Conn
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	})
+	t.Cleanup(func() {
+		_ = ln.Close()
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String(), ch
+}
+
+// silentSpec is a spec for a tool at addr that never answers, with an hour
+// as its per-attempt timeout.
+func silentSpec(t *testing.T, addr string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "silent.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`version: 1
+tools:
+  - name: silent
+    http:
+      url: http://`+addr+`/tickets
+      body: '{"subject":"{{.Marker}}"}'
+      timeout: 1h
+    oracle:
+      command: [echo, "0"]
+`), 0o644))
+	return path
 }
 
 // proxies counts the proxies a toxiproxy-server holds.
@@ -237,6 +327,55 @@ func TestDemoMatchesDocumentation(t *testing.T) {
 	require.Contains(t, out, "stripe-as-ietf × key-mismatch FAILED", "the profile decides the codes")
 	require.Contains(t, out, "profile ietf: a reused key with another payload must be refused with 422 (got 400")
 	require.Contains(t, out, "replay: onceproof demo --tool naive --scenario lost-response --seed ")
+}
+
+func TestSignals(t *testing.T) {
+	sigs := make(chan os.Signal, 2)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	exited := make(chan int, 1)
+	var stderr bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		onSignals(sigs, cancel, &stderr, func(code int) { exited <- code })
+	}()
+
+	sigs <- os.Interrupt
+	<-ctx.Done()
+	require.ErrorIs(t, context.Cause(ctx), errInterrupted)
+	require.Equal(t, "interrupted (SIGINT)", interruption(ctx), "the first signal cancels the run, saying why")
+	select {
+	case code := <-exited:
+		t.Fatalf("exited with %d on the first signal: the run must get to clean up", code)
+	case <-time.After(50 * time.Millisecond):
+	}
+
+	sigs <- syscall.SIGTERM
+	select {
+	case code := <-exited:
+		require.Equal(t, exitInterrupted, code, "a second signal exits at once")
+	case <-time.After(time.Second):
+		t.Fatal("a second signal did not exit")
+	}
+	<-done
+	require.Contains(t, stderr.String(), "interrupted (SIGTERM again)")
+}
+
+func TestInterruptedRunSaysSo(t *testing.T) {
+	addr, accepted := silentTool(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		<-accepted
+		time.Sleep(50 * time.Millisecond)
+		cancel(fmt.Errorf("%w (SIGINT)", errInterrupted))
+	}()
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run(ctx, []string{"certify", "--spec", silentSpec(t, addr), "--quiet"}, &out, &errb)
+	require.Equal(t, exitInterrupted, code, errb.String())
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.Equal(t, "onceproof: interrupted (SIGINT)\n", errb.String())
 }
 
 func TestVerdictCode(t *testing.T) {
@@ -271,4 +410,53 @@ func TestShellQuote(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, shellQuote(tc.in), tc.reason)
 	}
+}
+
+// slowNaive serves a tool with no idempotency that takes 60ms per write,
+// so that shrinking its failure takes a while.
+func slowNaive(t *testing.T) string {
+	t.Helper()
+	var mu sync.Mutex
+	effects := map[string]int{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			mu.Lock()
+			n := effects[r.URL.Query().Get("marker")]
+			mu.Unlock()
+			fmt.Fprintf(w, `{"count":%d}`, n)
+			return
+		}
+		var v struct{ Subject string }
+		_ = json.NewDecoder(r.Body).Decode(&v)
+		time.Sleep(60 * time.Millisecond)
+		mu.Lock()
+		effects[strings.TrimPrefix(v.Subject, "refund ")]++
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprint(w, `{"id":"x"}`)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+// TestInterruptWhileShrinkingWritesTheFailure: a run interrupted while it
+// shrinks a failure still writes its report, with the smallest case found
+// so far marked as such, and exits 130.
+func TestInterruptWhileShrinkingWritesTheFailure(t *testing.T) {
+	spec := writeSpec(t, slowNaive(t))
+	out := filepath.Join(t.TempDir(), "report.json")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(1500*time.Millisecond, func() { cancel(fmt.Errorf("%w (SIGINT)", errInterrupted)) })
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"certify", "--spec", spec, "--scenario", "lost-response", "--seed", "3", "--quiet", "--format", "json", "--out", out}, &stdout, &stderr)
+	require.Equal(t, exitInterrupted, code, stderr.String())
+	r, err := harness.ReadReport(out)
+	require.NoError(t, err, "the report is written")
+	s := r.Tools[0].Scenarios[0]
+	require.Equal(t, harness.Fail, s.Verdict)
+	require.NotNil(t, s.Counterexample)
+	require.Contains(t, s.Counterexample.Shrink, "interrupted")
 }

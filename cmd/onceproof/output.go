@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,10 +22,11 @@ import (
 var formats = []string{"text", "json", "junit", "markdown", "html"}
 
 // output is one rendering of the report: a format and where it goes ("" is
-// standard output).
+// standard output), with its file opened before the run.
 type output struct {
 	format string
 	path   string
+	file   *target
 }
 
 // outputs collects --format/--out pairs: each --out belongs to the --format
@@ -34,7 +37,7 @@ type outputs struct {
 }
 
 func (o *outputs) register(fs *flag.FlagSet) {
-	fs.Func("format", "report format: "+strings.Join(formats, ", ")+" (repeatable, each with its own --out)", func(s string) error {
+	fs.Func("format", "report `FORMAT`: "+strings.Join(formats, ", ")+" (repeatable, each with its own --out)", func(s string) error {
 		if !slices.Contains(formats, s) {
 			return fmt.Errorf("want one of %s", strings.Join(formats, ", "))
 		}
@@ -42,7 +45,7 @@ func (o *outputs) register(fs *flag.FlagSet) {
 		o.pending = ""
 		return nil
 	})
-	fs.Func("out", "write the preceding --format to this file instead of standard output", func(s string) error {
+	fs.Func("out", "write the preceding --format to `FILE` instead of standard output", func(s string) error {
 		if s == "" {
 			return fmt.Errorf("empty file name")
 		}
@@ -80,6 +83,40 @@ func (o *outputs) resolve() ([]output, error) {
 	return list, nil
 }
 
+// open opens the file of every output that has one (see openTarget), before
+// anything runs: a path that cannot be written is a usage error now, not a
+// failure after the whole certification. On error nothing is left behind.
+func openOutputs(outs []output) error {
+	seen := map[string]bool{}
+	for i := range outs {
+		p := outs[i].path
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			if seen[abs] {
+				discardOutputs(outs)
+				return usagef("--out %s: given twice", p)
+			}
+			seen[abs] = true
+		}
+		t, err := openTarget("--out", p)
+		if err != nil {
+			discardOutputs(outs)
+			return err
+		}
+		outs[i].file = t
+	}
+	return nil
+}
+
+// discardOutputs removes what openOutputs created and was not written.
+func discardOutputs(outs []output) {
+	for _, o := range outs {
+		o.file.discard()
+	}
+}
+
 // writeOutputs renders r in every requested format. Files are written
 // atomically; text on a terminal is coloured unless NO_COLOR is set. With
 // GITHUB_STEP_SUMMARY set, a markdown output is also appended to it.
@@ -91,7 +128,14 @@ func writeOutputs(r *harness.Report, outs []output, stdout io.Writer) error {
 			}
 			continue
 		}
-		if err := writeFile(out.path, func(w io.Writer) error { return render(r, out.format, w, false) }); err != nil {
+		t := out.file
+		if t == nil {
+			var err error
+			if t, err = openTarget("--out", out.path); err != nil {
+				return err
+			}
+		}
+		if err := t.commit(func(w io.Writer) error { return render(r, out.format, w, false) }); err != nil {
 			return err
 		}
 	}
@@ -127,28 +171,111 @@ func render(r *harness.Report, format string, w io.Writer, color bool) error {
 	panic("onceproof: unknown format " + format)
 }
 
-// writeFile writes path atomically: a temporary file renamed into place, so
-// a failed run leaves no half-written report.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".onceproof-*")
+// target is an output file opened before the run. A regular file is
+// written as a temporary file beside it, created now (so that a directory
+// that does not exist, or cannot be written, is found now) and renamed into
+// place at the end; a device or pipe (/dev/stdout) is opened now and written
+// as it is.
+type target struct {
+	path string
+	tmp  *os.File // regular files: the temporary file beside path
+	dev  *os.File // anything else: path itself
+	done bool
+}
+
+// openTarget checks path and opens it; errors are usage errors naming flag.
+func openTarget(flag, path string) (*target, error) {
+	bad := func(format string, args ...any) error {
+		msg := fmt.Sprintf(format, args...)
+		if flag == "" {
+			return usagef("%s: %s", path, msg)
+		}
+		return usagef("%s %s: %s", flag, path, msg)
+	}
+	fi, statErr := os.Stat(path)
+	switch {
+	case statErr == nil && fi.IsDir():
+		return nil, bad("is a directory; want a file name")
+	case statErr == nil && !fi.Mode().IsRegular():
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, bad("cannot write it: %v", unwrapPath(err))
+		}
+		return &target{path: path, dev: f}, nil
+	}
+	dir := filepath.Dir(path)
+	switch di, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, bad("directory %s does not exist", dir)
+	case err != nil:
+		return nil, bad("%v", unwrapPath(err))
+	case !di.IsDir():
+		return nil, bad("%s is not a directory", dir)
+	case statErr != nil && !errors.Is(statErr, fs.ErrNotExist):
+		return nil, bad("%v", unwrapPath(statErr))
+	}
+	tmp, err := os.CreateTemp(dir, ".onceproof-*")
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, bad("cannot write in %s: %v", dir, unwrapPath(err))
 	}
-	defer os.Remove(f.Name())
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
+	return &target{path: path, tmp: tmp}, nil
+}
+
+// unwrapPath drops the path an *fs.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	return err
+}
+
+// commit writes the target with write and puts it in place.
+func (t *target) commit(write func(io.Writer) error) error {
+	if t.done {
+		return fmt.Errorf("%s: written twice", t.path)
 	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	t.done = true
+	if t.dev != nil {
+		err := write(t.dev)
+		if cerr := t.dev.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.path, err)
+		}
+		return nil
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	defer os.Remove(t.tmp.Name()) // a no-op once renamed
+	if err := write(t.tmp); err != nil {
+		t.tmp.Close()
+		return fmt.Errorf("%s: %w", t.path, err)
+	}
+	if err := t.tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %w", t.path, err)
+	}
+	if err := os.Chmod(t.tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("%s: %w", t.path, err)
+	}
+	if err := os.Rename(t.tmp.Name(), t.path); err != nil {
+		return fmt.Errorf("%s: %w", t.path, err)
 	}
 	return nil
+}
+
+// discard removes the temporary file of a target that was not written (a
+// nil target is fine).
+func (t *target) discard() {
+	if t == nil || t.done {
+		return
+	}
+	t.done = true
+	if t.dev != nil {
+		_ = t.dev.Close()
+		return
+	}
+	_ = t.tmp.Close()
+	_ = os.Remove(t.tmp.Name())
 }
 
 // terminal reports whether w is a terminal.
@@ -209,6 +336,19 @@ func (p *progress) update(ev scenarios.Progress) {
 	if line != p.last {
 		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
 		p.last, p.shown = line, time.Now()
+	}
+}
+
+// line shows a live line of the caller's own.
+func (p *progress) line(line string) {
+	if !p.live {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if line != p.last {
+		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+		p.last = line
 	}
 }
 

@@ -1,0 +1,95 @@
+package repro_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/onceproof/onceproof/faults/faultstest"
+	"github.com/onceproof/onceproof/fixtures"
+	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/repro"
+	"github.com/onceproof/onceproof/scenarios"
+)
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestScriptReproducesTheDuplicate: the reproducer of a real failure, run
+// with bash against a fresh copy of the failing tool behind a
+// toxiproxy-server, makes the same duplicate the report describes.
+func TestScriptReproducesTheDuplicate(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	for _, tc := range []struct {
+		kind   fixtures.Kind
+		id     scenarios.ID
+		race   bool
+		reason string
+	}{
+		{fixtures.Naive, scenarios.LostResponse, false, "a lost response and a retry"},
+		{fixtures.Naive, scenarios.PreServerError, false, "nothing to reproduce: the naive tool passes this"},
+		{fixtures.CheckThenAct, scenarios.ConcurrentDuplicate, true, "held duplicates released together (a race: at least two effects)"},
+	} {
+		t.Run(string(tc.kind)+"/"+string(tc.id), func(t *testing.T) {
+			srv, err := fixtures.Start(tc.kind, "127.0.0.1:0", fixtures.Options{})
+			require.NoError(t, err)
+			defer srv.Close()
+			tool, err := srv.HTTPTool(string(tc.kind), 2*time.Second)
+			require.NoError(t, err)
+			rep, err := scenarios.Run(context.Background(), tool, scenarios.Config{Scenarios: []scenarios.ID{tc.id}, Checks: 30, Seed: 8, MaxBackoff: 5 * time.Millisecond})
+			require.NoError(t, err)
+			s := rep.Scenarios[0]
+			dir := t.TempDir()
+			scripts, err := repro.Write(dir, &harness.Report{Tools: []harness.ToolReport{rep}})
+			require.NoError(t, err)
+			readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+			require.NoError(t, err)
+			require.Contains(t, string(readme), "toxiproxy-server")
+			if s.Verdict != harness.Fail {
+				require.Empty(t, scripts, tc.reason)
+				return
+			}
+			require.Len(t, scripts, 1)
+			toxics, err := os.ReadFile(strings.TrimSuffix(scripts[0], ".sh") + ".toxics.json")
+			require.NoError(t, err)
+			require.Contains(t, string(toxics), `"stream"`)
+
+			// A fresh tool: only the script's attempts count.
+			fresh, err := fixtures.Start(tc.kind, "127.0.0.1:0", fixtures.Options{})
+			require.NoError(t, err)
+			defer fresh.Close()
+			cmd := exec.Command("bash", scripts[0])
+			cmd.Env = append(os.Environ(), "TOXIPROXY="+faultstest.Server(t), "TARGET="+fresh.Addr(), "LISTEN="+freePort(t))
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			marker := s.Counterexample.Effects[0].Marker
+			if !tc.race {
+				require.Equal(t, s.Counterexample.Effects[0].Count, fresh.Tool().Count(marker),
+					"the script makes the effects the report describes:\n%s", out)
+			}
+			require.Greater(t, fresh.Tool().Count(marker), 1, "a duplicate")
+		})
+	}
+}
+
+// TestNoRequestNoScript: a counterexample without recorded requests (a
+// client check) gives no script, and says why.
+func TestNoRequestNoScript(t *testing.T) {
+	_, err := repro.Script("w", harness.ScenarioReport{ID: "client-key-stable", Verdict: harness.Fail,
+		Counterexample: &harness.Counterexample{Plan: "p", Violation: "v"}})
+	require.ErrorIs(t, err, repro.ErrNoEvidence)
+}
