@@ -118,7 +118,7 @@ func ParseProfile(s string) (Profile, error) {
 	return "", fmt.Errorf("unknown profile %q (want one of %s)", s, strings.Join(names, ", "))
 }
 
-// DefaultReplayHeaders are the response headers a replay must repeat when
+// defaultReplayHeaders are the response headers a replay must repeat when
 // a spec lists none.
 var defaultReplayHeaders = []string{"Location", "Content-Type"}
 
