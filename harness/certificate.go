@@ -29,16 +29,19 @@ var ErrTampered = errors.New("certificate content does not match its sha256")
 // canonical content (the JSON encoding of every other field, in this
 // order).
 type Certificate struct {
-	Version     int                 `json:"version"`
-	Tool        string              `json:"tool"`
-	ToolVersion string              `json:"tool_version,omitempty"`
-	Image       string              `json:"image,omitempty"`
-	ImageDigest string              `json:"image_digest,omitempty"`
-	Onceproof   string              `json:"onceproof"`
-	Toxiproxy   string              `json:"toxiproxy"`
-	Issued      time.Time           `json:"issued"`
-	Scenarios   []CertifiedScenario `json:"scenarios"`
-	SHA256      string              `json:"sha256"`
+	Version     int       `json:"version"`
+	Tool        string    `json:"tool"`
+	ToolVersion string    `json:"tool_version,omitempty"`
+	Image       string    `json:"image,omitempty"`
+	ImageDigest string    `json:"image_digest,omitempty"`
+	Onceproof   string    `json:"onceproof"`
+	Toxiproxy   string    `json:"toxiproxy"`
+	Issued      time.Time `json:"issued"`
+	// Contract is the idempotency contract the tool was certified under
+	// (absent in certificates that predate it).
+	Contract  *Contract           `json:"contract,omitempty"`
+	Scenarios []CertifiedScenario `json:"scenarios"`
+	SHA256    string              `json:"sha256"`
 }
 
 // CertifiedScenario is one passed scenario of a certificate.
@@ -50,6 +53,11 @@ type CertifiedScenario struct {
 	// RuledOut is the per-trial failure rate the pass rules out at 95%
 	// confidence (see [RuledOut]).
 	RuledOut float64 `json:"ruled_out_rate"`
+	// LongestDelay is, for retention, the longest wait a passing trial
+	// checked; KeysHonoured says it in words ("keys honoured for at least
+	// 2.4s").
+	LongestDelay time.Duration `json:"longest_delay_ns,omitempty"`
+	KeysHonoured string        `json:"keys_honoured,omitempty"`
 }
 
 // NewCertificate issues a sealed certificate for tool t of report r, or
@@ -59,9 +67,13 @@ func NewCertificate(r *Report, t ToolReport, issued time.Time) (*Certificate, er
 		return nil, fmt.Errorf("tool %s: %w", t.Name, ErrNotAgentReady)
 	}
 	c := &Certificate{Version: CertificateVersion, Tool: t.Name, ToolVersion: t.ToolVersion, Image: t.Image,
-		ImageDigest: t.ImageDigest, Onceproof: r.Onceproof, Toxiproxy: r.Toxiproxy, Issued: issued.UTC().Truncate(time.Second)}
+		ImageDigest: t.ImageDigest, Onceproof: r.Onceproof, Toxiproxy: r.Toxiproxy, Issued: issued.UTC().Truncate(time.Second), Contract: t.Contract}
 	for _, s := range t.Scenarios {
-		c.Scenarios = append(c.Scenarios, CertifiedScenario{ID: s.ID, Checks: s.Checks, ValidTrials: s.ValidTrials, Seed: s.Seed, RuledOut: s.RuledOut})
+		cs := CertifiedScenario{ID: s.ID, Checks: s.Checks, ValidTrials: s.ValidTrials, Seed: s.Seed, RuledOut: s.RuledOut, LongestDelay: s.LongestDelay}
+		if s.LongestDelay > 0 {
+			cs.KeysHonoured = "keys honoured for at least " + round(s.LongestDelay)
+		}
+		c.Scenarios = append(c.Scenarios, cs)
 	}
 	c.SHA256 = c.hash()
 	return c, nil
@@ -89,6 +101,17 @@ func (c *Certificate) Verify() error {
 		return fmt.Errorf("%w (recorded %s, computed %s)", ErrTampered, c.SHA256, got)
 	}
 	return nil
+}
+
+// KeysHonoured is what the certificate's retention scenario showed ("keys
+// honoured for at least 2.4s"), "" when it has none.
+func (c *Certificate) KeysHonoured() string {
+	for _, s := range c.Scenarios {
+		if s.KeysHonoured != "" {
+			return s.KeysHonoured
+		}
+	}
+	return ""
 }
 
 // WriteJSON writes the certificate as indented JSON.

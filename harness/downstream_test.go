@@ -129,7 +129,7 @@ func TestAttemptColumns(t *testing.T) {
 	assert.Regexp(t, `3  op-1  - +payments +none `, text)
 	assert.NotContains(t, (&Counterexample{Attempts: []Attempt{{N: 1, Op: "op-1"}}}).String(), "replica", "no column for one process")
 
-	tl := rhBuildTimeline(c)
+	tl := rhBuildTimeline(c, "")
 	assert.Contains(t, tl.Lanes[0].FullLabel, "replica 2")
 	assert.Contains(t, tl.Lanes[1].FullLabel, "→ payments key charge-012…")
 	assert.Contains(t, tl.Lanes[2].FullLabel, "→ payments (no key)")

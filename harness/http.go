@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -41,6 +42,13 @@ type HTTPConfig struct {
 	// ResultID is an optional JSON pointer into a 2xx body naming the
 	// result (e.g. "/id").
 	ResultID string
+	// ErrorBody, when set, is a body template the tool refuses (a payload
+	// it rejects): the replay scenario sends it to provoke a first answer
+	// that is an error, which the contract may say must be replayed.
+	ErrorBody string
+	// Contract is the idempotency contract the tool promises; the zero
+	// value is the IETF profile.
+	Contract Contract
 	// Oracle counts the tool's effects.
 	Oracle Oracle
 	// Guard checks the tool's address (nil: loopback only, see [Guard]); the
@@ -65,8 +73,12 @@ type HTTPTool struct {
 	keyFormat KeyFormat
 	timeout   time.Duration
 	resultID  *Pointer
-	oracle    Oracle
-	down      *Downstream
+	errorBody *Template
+	contract  Contract
+	// capture are the response headers recorded for the contract.
+	capture []string
+	oracle  Oracle
+	down    *Downstream
 }
 
 // NewHTTPTool validates c and returns the tool.
@@ -109,6 +121,15 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 	if t.body, err = ParseTemplate("body", c.Body); err != nil {
 		return nil, fmt.Errorf("tool %s: body: %w", c.Name, err)
 	}
+	if c.ErrorBody != "" {
+		if t.errorBody, err = ParseTemplate("error_body", c.ErrorBody); err != nil {
+			return nil, fmt.Errorf("tool %s: error_body: %w", c.Name, err)
+		}
+	}
+	if t.contract, err = c.Contract.Resolve(); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", c.Name, err)
+	}
+	t.capture = t.contract.Captured()
 	if c.ResultID != "" {
 		p, err := ParsePointer(c.ResultID)
 		if err != nil {
@@ -125,7 +146,42 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 	if err := checkMarker(t, "request"); err != nil {
 		return nil, err
 	}
+	if t.errorBody != nil {
+		if err := t.checkErrorBody(c.Body, c.ErrorBody); err != nil {
+			return nil, err
+		}
+	}
 	return t, nil
+}
+
+// checkErrorBody refuses an error_body that could not show what it must:
+// one the marker or the key never reach, or one that renders the normal
+// request.
+func (t *HTTPTool) checkErrorBody(body, errorBody string) error {
+	op := func(marker string) Operation {
+		return Operation{ID: "op-check", Key: "key-check", Marker: marker, Seed: 1}
+	}
+	a, err := t.PrepareRefused(op("marker-check-a"))
+	if err != nil {
+		return err
+	}
+	b, err := t.PrepareRefused(op("marker-check-b"))
+	if err != nil {
+		return err
+	}
+	ok, err := t.Prepare(op("marker-check-a"))
+	if err != nil {
+		return err
+	}
+	switch {
+	case bytes.Equal(a.Wire, b.Wire):
+		return fmt.Errorf("tool %s: error_body: never uses {{.Marker}}: an effect it made could not be counted", t.name)
+	case bytes.Equal(a.Wire, ok.Wire):
+		return fmt.Errorf("tool %s: error_body: renders the same request as body: it must be a request the tool refuses", t.name)
+	case t.keyHeader == "" && strings.Contains(body, ".Key") && !strings.Contains(errorBody, ".Key"):
+		return fmt.Errorf("tool %s: error_body: never uses {{.Key}}, which carries the key (key_header is empty)", t.name)
+	}
+	return nil
 }
 
 // checkMarker renders a call twice, with two markers: template errors
@@ -182,13 +238,41 @@ func (t *HTTPTool) ResultIDPointer() string {
 // URL returns the tool's endpoint.
 func (t *HTTPTool) URL() string { return t.url.String() }
 
+// Contract returns the idempotency contract the tool promises, defaults
+// resolved.
+func (t *HTTPTool) Contract() Contract { return t.contract }
+
 // Prepare implements Tool: it renders the request line, headers and body.
 // The request asks for no connection reuse trick: it is written once, on a
 // connection that is closed after the attempt.
 func (t *HTTPTool) Prepare(op Operation) (*Call, error) {
-	body, err := t.body.Render(op)
+	return t.prepare(op, t.body, "body", true)
+}
+
+// Refuses reports whether the tool declares a request it refuses
+// (error_body).
+func (t *HTTPTool) Refuses() bool { return t.errorBody != nil }
+
+// PrepareRefused renders op with the error_body instead of the body: the
+// same headers and key, a payload the tool refuses.
+func (t *HTTPTool) PrepareRefused(op Operation) (*Call, error) {
+	if t.errorBody == nil {
+		return nil, fmt.Errorf("tool %s: %w", t.name, ErrNoErrorBody)
+	}
+	return t.prepare(op, t.errorBody, "error_body", true)
+}
+
+// PrepareKeyless renders op without its idempotency key: no key header,
+// and an empty {{.Key}} in the templates.
+func (t *HTTPTool) PrepareKeyless(op Operation) (*Call, error) {
+	op.Key = ""
+	return t.prepare(op, t.body, "body", false)
+}
+
+func (t *HTTPTool) prepare(op Operation, bodyTpl *Template, what string, withKey bool) (*Call, error) {
+	body, err := bodyTpl.Render(op)
 	if err != nil {
-		return nil, fmt.Errorf("tool %s: body: %w", t.name, err)
+		return nil, fmt.Errorf("tool %s: %s: %w", t.name, what, err)
 	}
 	var hdr bytes.Buffer
 	target := t.url.RequestURI()
@@ -205,7 +289,7 @@ func (t *HTTPTool) Prepare(op Operation) (*Call, error) {
 		}
 		fmt.Fprintf(&hdr, "%s: %s\r\n", http.CanonicalHeaderKey(k), v)
 	}
-	if t.keyHeader != "" {
+	if t.keyHeader != "" && withKey {
 		fmt.Fprintf(&hdr, "%s: %s\r\n", t.keyHeader, op.Key)
 	}
 	fmt.Fprintf(&hdr, "User-Agent: onceproof\r\nContent-Length: %d\r\n\r\n", len(body))
@@ -242,7 +326,15 @@ func (t *HTTPTool) Send(ctx context.Context, conn net.Conn, call *Call, deadline
 	if err != nil {
 		return Reply{Outcome: Unknown, Status: resp.StatusCode, Err: fmt.Errorf("read response body: %w", err)}
 	}
-	r := Reply{Outcome: OK, Status: resp.StatusCode, Body: snippet(body)}
+	r := Reply{Outcome: OK, Status: resp.StatusCode, Body: snippet(body), FullBody: body}
+	for _, h := range t.capture {
+		if v := resp.Header.Values(h); len(v) > 0 {
+			if r.Headers == nil {
+				r.Headers = map[string]string{}
+			}
+			r.Headers[h] = strings.Join(v, ", ")
+		}
+	}
 	if t.resultID != nil && resp.StatusCode/100 == 2 {
 		r.ResultID = resultID(*t.resultID, body)
 	}

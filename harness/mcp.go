@@ -38,6 +38,10 @@ type MCPConfig struct {
 	// ResultID is a JSON pointer into the result's structured content
 	// naming the result ("" for none).
 	ResultID string
+	// Contract is the idempotency contract the tool promises (the zero
+	// value is the IETF profile). An MCP result has no headers: its replay
+	// headers are none, and a replayed header is refused.
+	Contract Contract
 	Oracle   Oracle
 	// Guard checks the server's address (nil: loopback only, see [Guard]);
 	// the fault proxy is given the literal address it resolves to.
@@ -91,6 +95,13 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 	if c.Timeout <= 0 {
 		c.Timeout = 2 * time.Second
 	}
+	if len(c.Contract.ReplayHeaders) > 0 || c.Contract.ReplayedHeader != "" {
+		return nil, fmt.Errorf("tool %s: %w: an MCP result has no headers (replay_headers, replayed_header)", c.Name, ErrContract)
+	}
+	c.Contract.ReplayHeaders = []string{}
+	if c.Contract, err = c.Contract.Resolve(); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", c.Name, err)
+	}
 	t := &MCPTool{c: c, url: u, upstream: upstream, conns: make(chan net.Conn, 64)}
 	if t.args, err = ParseTemplate("arguments", c.Arguments); err != nil {
 		return nil, fmt.Errorf("tool %s: arguments: %w", c.Name, err)
@@ -124,6 +135,10 @@ func (t *MCPTool) Upstream() string { return t.upstream }
 
 // Timeout implements Tool.
 func (t *MCPTool) Timeout() time.Duration { return t.c.Timeout }
+
+// Contract returns the idempotency contract the tool promises, defaults
+// resolved.
+func (t *MCPTool) Contract() Contract { return t.c.Contract }
 
 // Oracle implements Tool.
 func (t *MCPTool) Oracle() Oracle { return t.c.Oracle }
@@ -399,7 +414,7 @@ func (t *MCPTool) Send(ctx context.Context, conn net.Conn, call *Call, deadline 
 		return Reply{Outcome: Unknown, Err: fmt.Errorf("tools/call: %w", err), Note: note}
 	}
 	status, body := mcpStatus(res)
-	r := Reply{Outcome: OK, Status: status, Body: snippet(body), Note: note}
+	r := Reply{Outcome: OK, Status: status, Body: snippet(body), FullBody: body, Note: note}
 	if t.resultID != nil && status/100 == 2 {
 		r.ResultID = resultID(*t.resultID, mcpStructured(res))
 	}

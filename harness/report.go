@@ -66,6 +66,10 @@ type ToolReport struct {
 	// Lint is what the lint found in what the model reads about the tool
 	// (nil when it did not run). It never changes AgentReady.
 	Lint *lint.Result `json:"lint,omitempty"`
+	// Contract is the idempotency contract the tool was judged by (its
+	// profile's codes, retention, what replays must repeat); nil for
+	// reports that predate it and for agent-side wrappers.
+	Contract *Contract `json:"contract,omitempty"`
 }
 
 // ScenarioReport is one scenario's verdict with its evidence.
@@ -91,6 +95,10 @@ type ScenarioReport struct {
 	// Baseline is "known-failure" or "stale" when a baseline lists this
 	// scenario (see Baseline.Apply).
 	Baseline string `json:"baseline,omitempty"`
+	// LongestDelay is, for the retention scenario, the longest wait between
+	// a first answer and its retry that a passing trial checked: the tool
+	// honoured keys for at least that long.
+	LongestDelay time.Duration `json:"longest_delay_ns,omitempty"`
 }
 
 // Counterexample is the smallest failing trial found: its plan, what went
@@ -98,6 +106,9 @@ type ScenarioReport struct {
 type Counterexample struct {
 	Plan      string `json:"plan"`
 	Violation string `json:"violation"`
+	// Rule names the rule the violation broke ("" for agent-side checks,
+	// whose scenario id names it).
+	Rule Rule `json:"rule,omitempty"`
 	// Shrink says when the case is not the fully shrunk one ("" when it
 	// is): the shrink time ran out, the run was interrupted, or replaying
 	// its seed did not fail again.
@@ -136,6 +147,15 @@ func (s ScenarioReport) Depth() string {
 		return ""
 	}
 	return fmt.Sprintf("rules out a per-trial failure rate of %s or more (95%% confidence)", Percent(s.RuledOut))
+}
+
+// Honoured says what a retention pass showed: "keys honoured for at least
+// 2.4s (the longest delay checked)" ("" when nothing was measured).
+func (s ScenarioReport) Honoured() string {
+	if s.LongestDelay <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("keys honoured for at least %s (the longest delay checked)", round(s.LongestDelay))
 }
 
 // Percent renders a rate as a percentage with two significant digits.
@@ -217,6 +237,9 @@ func (r *Report) WriteTextColor(w io.Writer, color bool) error {
 		if t.Error != "" {
 			fmt.Fprintf(&b, "  error: %s\n", t.Error)
 		}
+		if t.Contract != nil {
+			fmt.Fprintf(&b, "  contract: %s\n", t.Contract.Summary())
+		}
 		for _, s := range t.Scenarios {
 			word := fmt.Sprintf("%-7s", verdictWord(s.Verdict))
 			switch {
@@ -232,6 +255,9 @@ func (r *Report) WriteTextColor(w io.Writer, color bool) error {
 			fmt.Fprintf(&b, "  %-22s %s %s, %s, seed %d", s.ID, word, Plural(s.Checks, "check"), Plural(s.ValidTrials, "valid trial"), s.Seed)
 			if d := s.Depth(); d != "" {
 				b.WriteString("; " + d)
+			}
+			if h := s.Honoured(); h != "" {
+				b.WriteString("; " + h)
 			}
 			switch s.Baseline {
 			case BaselineKnown:
@@ -275,7 +301,11 @@ func (c *Counterexample) String() string {
 
 func (c *Counterexample) write(b *strings.Builder, indent string) {
 	fmt.Fprintf(b, "%splan: %s\n", indent, c.Plan)
-	fmt.Fprintf(b, "%sviolation: %s\n", indent, c.Violation)
+	if c.Rule != "" {
+		fmt.Fprintf(b, "%sviolation (%s): %s\n", indent, c.Rule, c.Violation)
+	} else {
+		fmt.Fprintf(b, "%sviolation: %s\n", indent, c.Violation)
+	}
 	if c.Shrink != "" {
 		fmt.Fprintf(b, "%s(%s)\n", indent, c.Shrink)
 	}
@@ -287,6 +317,13 @@ func (c *Counterexample) write(b *strings.Builder, indent string) {
 			round(a.Delay), round(a.Start), a.gaveUp(), a.Outcome, dashInt(a.Status), dash(a.ResultID), counts(a.Before, a.After))
 	}
 	_ = tw.Flush()
+	if c.Rule.AboutAnswers() {
+		for _, a := range c.Attempts {
+			if h := a.headerText(); h != "" {
+				fmt.Fprintf(b, "%s#%d headers: %s\n", indent, a.N, h)
+			}
+		}
+	}
 	for _, e := range c.Effects {
 		fmt.Fprintf(b, "%seffects for %s: %d (want %d)\n", indent, e.Marker, e.Count, e.Want)
 	}

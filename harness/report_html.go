@@ -61,6 +61,7 @@ type rhPage struct {
 
 type rhRow struct {
 	Tool     string
+	Contract string // the contract the tool was judged by, "" when unknown
 	Ready    bool
 	Error    string // shown across the row when the tool ran no scenario
 	Note     string // an error next to scenarios that did run
@@ -95,9 +96,13 @@ type rhFailure struct {
 type rhCounterexample struct {
 	Plan      string
 	Violation string
-	Attempts  []rhAttemptRow
-	Effects   []rhEffectRow
-	Timeline  rhTimeline
+	Rule      string
+	// Headers is set when an attempt recorded response headers: the
+	// attempt table gets their column.
+	Headers  bool
+	Attempts []rhAttemptRow
+	Effects  []rhEffectRow
+	Timeline rhTimeline
 }
 
 type rhAttemptRow struct {
@@ -116,6 +121,7 @@ type rhAttemptRow struct {
 	Error    string
 	Body     string
 	FullBody string
+	Headers  string
 }
 
 type rhEffectRow struct {
@@ -259,6 +265,9 @@ func rhBuildPage(r *Report) rhPage {
 	ids := map[string]bool{}
 	for _, t := range r.Tools {
 		row := rhRow{Tool: t.Name, Ready: t.AgentReady}
+		if t.Contract != nil {
+			row.Contract = t.Contract.Summary()
+		}
 		if t.Duration > 0 {
 			row.Duration = round(t.Duration)
 		}
@@ -279,7 +288,7 @@ func rhBuildPage(r *Report) rhPage {
 			} else {
 				p.NUnknown++
 			}
-			p.Failures = append(p.Failures, rhBuildFailure(t.Name, s, links[i]))
+			p.Failures = append(p.Failures, rhBuildFailure(t, s, links[i]))
 		}
 		if row.Error == "" {
 			for _, col := range p.Columns {
@@ -333,6 +342,9 @@ func rhTrials(s ScenarioReport) string {
 	if s.RuledOut > 0 {
 		t += " · rules out ≥" + Percent(s.RuledOut)
 	}
+	if s.LongestDelay > 0 {
+		t += " · keys ≥" + round(s.LongestDelay)
+	}
 	return t
 }
 
@@ -340,6 +352,9 @@ func rhCellTitle(s ScenarioReport) string {
 	t := fmt.Sprintf("%s of %s", Plural(s.ValidTrials, "valid trial"), Plural(s.Checks, "check"))
 	if d := s.Depth(); d != "" {
 		t += "; " + d
+	}
+	if h := s.Honoured(); h != "" {
+		t += "; " + h
 	}
 	if s.Reason != "" {
 		t += ": " + s.Reason
@@ -375,11 +390,11 @@ func rhUniqueID(used map[string]bool, id string) string {
 	return out
 }
 
-func rhBuildFailure(tool string, s ScenarioReport, id string) rhFailure {
+func rhBuildFailure(t ToolReport, s ScenarioReport, id string) rhFailure {
 	word, class := rhWord(rhVerdict(s))
 	f := rhFailure{
 		ID:       id,
-		Tool:     tool,
+		Tool:     t.Name,
 		Scenario: s.ID,
 		Word:     word,
 		Class:    class,
@@ -390,7 +405,7 @@ func rhBuildFailure(tool string, s ScenarioReport, id string) rhFailure {
 		Repro:    s.Repro,
 	}
 	if c := s.Counterexample; c != nil {
-		ce := &rhCounterexample{Plan: c.Plan, Violation: c.Violation}
+		ce := &rhCounterexample{Plan: c.Plan, Violation: c.Violation, Rule: string(c.Rule)}
 		if ce.Violation == f.Reason {
 			f.Reason = ""
 		}
@@ -411,7 +426,9 @@ func rhBuildFailure(tool string, s ScenarioReport, id string) rhFailure {
 				Error:    a.Error,
 				FullBody: a.Body,
 				Body:     rhTrunc(a.Body, 60),
+				Headers:  a.headerText(),
 			}
+			ce.Headers = ce.Headers || row.Headers != "" && c.Rule.AboutAnswers()
 			ce.Attempts = append(ce.Attempts, row)
 		}
 		for _, e := range c.Effects {
@@ -424,7 +441,11 @@ func rhBuildFailure(tool string, s ScenarioReport, id string) rhFailure {
 			}
 			ce.Effects = append(ce.Effects, row)
 		}
-		ce.Timeline = rhBuildTimeline(c)
+		replayed := ""
+		if t.Contract != nil {
+			replayed = t.Contract.ReplayedHeader
+		}
+		ce.Timeline = rhBuildTimeline(c, replayed)
 		f.CE = ce
 	}
 	return f
@@ -441,7 +462,9 @@ func rhTrunc(s string, n int) string {
 
 func rhRound(v float64) float64 { return math.Round(v*10) / 10 }
 
-func rhBuildTimeline(c *Counterexample) rhTimeline {
+// rhBuildTimeline draws c; an answer that carries the replayed header (""
+// for none) is labelled a replay.
+func rhBuildTimeline(c *Counterexample, replayed string) rhTimeline {
 	tl := rhTimeline{Width: rhWidth, PlotX0: rhPlotX0, PlotX1: rhPlotX1, AxisY: rhAxisY, LanesTop: rhLanesTop}
 
 	var maxNs time.Duration
@@ -495,6 +518,9 @@ func rhBuildTimeline(c *Counterexample) rhTimeline {
 		}
 		ln.Label = rhTrunc(ln.FullLabel, 38)
 		ln.BarClass, ln.Result, ln.ResultCls = rhBarLook(a)
+		if replayed != "" && a.Headers[replayed] != "" {
+			ln.Result += " · replayed"
+		}
 		used[ln.BarClass] = true
 		end := ln.BarX + ln.BarW
 		ln.ResultX = end + 6
@@ -515,6 +541,9 @@ func rhBuildTimeline(c *Counterexample) rhTimeline {
 		ln.Title = fmt.Sprintf("attempt %d: %s → %s ms, %s", a.N, ln.StartMs, ln.EndMs, rhOr(ln.Result, "no result"))
 		if a.Error != "" {
 			ln.Title += " (" + a.Error + ")"
+		}
+		if h := a.headerText(); h != "" {
+			ln.Title += "; headers " + h
 		}
 		tl.Lanes = append(tl.Lanes, ln)
 	}
@@ -1040,6 +1069,8 @@ td.v-pass .word::before { content: "✓ "; }
 td.none { color: var(--muted); }
 td.tool-error { text-align: left; color: var(--fail); background: #fdf0ef; font-family: "DejaVu Sans Mono", monospace; font-size: 12px; }
 .tool-note { display: block; color: var(--fail); font-weight: normal; font-size: 11px; }
+.tool-contract { display: block; color: var(--muted); font-weight: normal; font-size: 11px; white-space: normal; max-width: 260px; }
+.rule { display: inline-block; margin-right: 6px; padding: 0 6px; border: 1px solid var(--fail); border-radius: 3px; font-size: 12px; font-family: "DejaVu Sans Mono", monospace; }
 .caption { color: var(--muted); font-size: 12px; margin: 0 0 22px; }
 section.failure { border: 1px solid var(--line); border-left: 6px solid var(--fail); border-radius: 4px; padding: 14px 18px; margin: 0 0 22px; }
 section.failure.v-unknown { border-left: 6px dashed #a67c00; }
@@ -1139,7 +1170,7 @@ footer { color: var(--muted); font-size: 12px; border-top: 1px solid var(--line)
 <tbody>
 {{- $ncols := len .Columns}}
 {{- range .Rows}}
-<tr data-tool="{{.Tool}}"><th class="tool" scope="row">{{.Tool}}{{with .Note}}<span class="tool-note">error: {{.}}</span>{{end}}</th>
+<tr data-tool="{{.Tool}}"><th class="tool" scope="row">{{.Tool}}{{with .Contract}}<span class="tool-contract">{{.}}</span>{{end}}{{with .Note}}<span class="tool-note">error: {{.}}</span>{{end}}</th>
 <td class="ready {{if .Ready}}yes{{else}}no{{end}}">{{if .Ready}}✓ agent-ready{{else}}NOT agent-ready{{end}}{{with .Duration}}<br><span class="trials">{{.}}</span>{{end}}</td>
 {{- if .Error}}
 <td class="tool-error" colspan="{{$ncols}}"><b>not certified:</b> {{.Error}}</td>
@@ -1166,7 +1197,7 @@ footer { color: var(--muted); font-size: 12px; border-top: 1px solid var(--line)
 <p class="facts">{{.Checks}} {{if eq .Checks 1}}check{{else}}checks{{end}}, {{.Valid}} valid {{if eq .Valid 1}}trial{{else}}trials{{end}}, seed {{.Seed}} · <a class="up" href="#matrix">back to the verdicts</a></p>
 {{with .Reason}}<p class="violation">{{.}}</p>{{end}}
 {{- with .CE}}
-<p class="violation">{{.Violation}}</p>
+<p class="violation">{{with .Rule}}<span class="rule" title="the rule broken">{{.}}</span>{{end}}{{.Violation}}</p>
 {{- end}}
 <dl class="kv">
 {{- with .CE}}
@@ -1236,10 +1267,11 @@ footer { color: var(--muted); font-size: 12px; border-top: 1px solid var(--line)
 {{- end}}
 <h3>Attempts</h3>
 <table class="log">
-<thead><tr><th>#</th><th>op</th><th>fault</th><th>delay</th><th>start</th><th>end</th><th>outcome</th><th>status</th><th>result id</th><th>effects</th><th>error / body</th></tr></thead>
+<thead><tr><th>#</th><th>op</th><th>fault</th><th>delay</th><th>start</th><th>end</th><th>outcome</th><th>status</th><th>result id</th><th>effects</th>{{if .Headers}}<th>headers</th>{{end}}<th>error / body</th></tr></thead>
 <tbody>
+{{- $headers := .Headers}}
 {{- range .Attempts}}
-<tr><td class="num">{{.N}}</td><td class="mono" title="{{.FullOp}} (marker {{.Marker}})">{{.Op}}</td><td>{{.Fault}}</td><td class="num">{{.Delay}}</td><td class="num">{{.Start}}</td><td class="num">{{.End}}</td><td>{{.Outcome}}</td><td class="num">{{.Status}}</td><td class="mono">{{.ResultID}}</td><td class="mono">{{.Effects}}</td>{{if .Error}}<td class="err">{{.Error}}</td>{{else}}<td class="body mono" title="{{.FullBody}}">{{.Body}}</td>{{end}}</tr>
+<tr><td class="num">{{.N}}</td><td class="mono" title="{{.FullOp}} (marker {{.Marker}})">{{.Op}}</td><td>{{.Fault}}</td><td class="num">{{.Delay}}</td><td class="num">{{.Start}}</td><td class="num">{{.End}}</td><td>{{.Outcome}}</td><td class="num">{{.Status}}</td><td class="mono">{{.ResultID}}</td><td class="mono">{{.Effects}}</td>{{if $headers}}<td class="body mono">{{.Headers}}</td>{{end}}{{if .Error}}<td class="err">{{.Error}}</td>{{else}}<td class="body mono" title="{{.FullBody}}">{{.Body}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
 </table>

@@ -69,6 +69,10 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		if r.Kind != KindLint {
 			s.Properties = []junitProperty{{Name: "agent_ready", Value: fmt.Sprint(t.AgentReady)}, {Name: "toxiproxy", Value: r.Toxiproxy}}
+			if t.Contract != nil {
+				s.Properties = append(s.Properties, junitProperty{Name: "profile", Value: string(t.Contract.Profile)},
+					junitProperty{Name: "contract", Value: t.Contract.Summary()})
+			}
 		}
 		if t.Error != "" {
 			s.Cases = append(s.Cases, junitCase{Name: "preflight", Classname: "onceproof." + t.Name, Time: "0",
@@ -81,11 +85,14 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			if d := sc.Depth(); d != "" {
 				c.SystemOut += "; " + d
 			}
+			if h := sc.Honoured(); h != "" {
+				c.SystemOut += "; " + h
+			}
 			switch {
 			case sc.Verdict == Fail && sc.Baseline == BaselineKnown:
 				c.SystemOut += "\nknown failure (baseline): " + sc.Reason
 			case sc.Verdict == Fail:
-				c.Failure = &junitProblem{Message: firstLine(sc.Reason), Type: "exactly-once", Body: failureBody(sc)}
+				c.Failure = &junitProblem{Message: firstLine(sc.Reason), Type: failureType(sc), Body: failureBody(sc)}
 				s.Failures++
 			case sc.Verdict == Inconclusive:
 				c.Error = &junitProblem{Message: firstLine(sc.Reason), Type: "inconclusive", Body: sc.Reason}
@@ -118,6 +125,15 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// failureType is the JUnit failure type: the rule the counterexample broke
+// (exactly-once when it names none).
+func failureType(sc ScenarioReport) string {
+	if sc.Counterexample != nil && sc.Counterexample.Rule != "" {
+		return string(sc.Counterexample.Rule)
+	}
+	return string(RuleExactlyOnce)
 }
 
 // failureBody is a failure's evidence as plain text.

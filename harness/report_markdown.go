@@ -54,6 +54,17 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, " %s |\n", yes)
 	}
+	contracts := false
+	for _, t := range r.Tools {
+		if t.Contract == nil {
+			continue
+		}
+		if !contracts {
+			b.WriteString("\nContracts judged by:\n\n")
+			contracts = true
+		}
+		fmt.Fprintf(&b, "- **%s**: %s\n", mdEscape(t.Name), mdEscape(t.Contract.Summary()))
+	}
 	for _, t := range r.Tools {
 		if t.Error != "" {
 			fmt.Fprintf(&b, "\n**%s** could not be certified: %s\n", mdEscape(t.Name), mdEscape(firstLine(t.Error)))
@@ -62,7 +73,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			if sc.Verdict == Pass && sc.Baseline != BaselineStale {
 				continue
 			}
-			fmt.Fprintf(&b, "\n<details><summary><b>%s × %s</b>: %s</summary>\n\n", htmlText(t.Name), htmlText(sc.ID), htmlText(firstLine(summaryLine(sc))))
+			rule := ""
+			if sc.Counterexample != nil && sc.Counterexample.Rule != "" && sc.Verdict == Fail {
+				rule = " <code>" + htmlText(string(sc.Counterexample.Rule)) + "</code>"
+			}
+			fmt.Fprintf(&b, "\n<details><summary><b>%s × %s</b>%s: %s</summary>\n\n", htmlText(t.Name), htmlText(sc.ID), rule, htmlText(firstLine(summaryLine(sc))))
 			if sc.Counterexample != nil {
 				fmt.Fprintf(&b, "```\n%s```\n", sc.Counterexample.String())
 			}
@@ -93,6 +108,8 @@ func mdCell(sc ScenarioReport) string {
 	switch {
 	case sc.Baseline == BaselineStale:
 		return "⚠️ STALE"
+	case sc.Verdict == Pass && sc.LongestDelay > 0:
+		return fmt.Sprintf("✅ PASS %d/%d (rules out ≥%s; keys ≥%s)", sc.ValidTrials, sc.Checks, Percent(sc.RuledOut), round(sc.LongestDelay))
 	case sc.Verdict == Pass:
 		return fmt.Sprintf("✅ PASS %d/%d (rules out ≥%s)", sc.ValidTrials, sc.Checks, Percent(sc.RuledOut))
 	case sc.Verdict == Fail && sc.Baseline == BaselineKnown:

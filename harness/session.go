@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -205,7 +206,13 @@ type Attempt struct {
 	Status   int     `json:"status,omitempty"`
 	ResultID string  `json:"result_id,omitempty"`
 	// Body is the start of the response body.
-	Body  string `json:"body,omitempty"`
+	Body string `json:"body,omitempty"`
+	// Headers are the values of the response headers the tool's contract
+	// compares (replay_headers, replayed_header), by canonical name; an
+	// absent header is left out.
+	Headers map[string]string `json:"headers,omitempty"`
+	// body is the whole response body, for comparing replays.
+	body  []byte
 	Error string `json:"error,omitempty"`
 	// Note says how the attempt went out (an MCP call's session).
 	Note string `json:"note,omitempty"`
@@ -230,6 +237,10 @@ type Attempt struct {
 	req *Request // the request sent, until a Counterexample numbers it
 }
 
+// ResponseBody is the whole response body the attempt got (nil without a
+// response, and in a report read back from JSON, which keeps only Body).
+func (a Attempt) ResponseBody() []byte { return a.body }
+
 // gaveUp is the caller's deadline when it met it (an attempt that timed out
 // or was abandoned), "-" otherwise.
 func (a Attempt) gaveUp() string {
@@ -237,6 +248,21 @@ func (a Attempt) gaveUp() string {
 		return "-"
 	}
 	return "after " + round(a.Deadline)
+}
+
+// headerText lists the recorded headers, "Location: /t/1; Idempotent-Replayed: true"
+// ("" when none were recorded).
+func (a Attempt) headerText() string {
+	names := make([]string, 0, len(a.Headers))
+	for k := range a.Headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + ": " + a.Headers[k]
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Line is the attempt as one log line.
@@ -256,6 +282,9 @@ func (a Attempt) Line() string {
 	}
 	if a.Before >= 0 || a.After >= 0 {
 		s += " effects=" + counts(a.Before, a.After)
+	}
+	if h := a.headerText(); h != "" {
+		s += " headers=" + strconv.Quote(h)
 	}
 	if a.Error != "" {
 		s += " error=" + strconv.Quote(a.Error)
@@ -362,6 +391,7 @@ func (s *Session) sendTo(ctx context.Context, replica int, call *Call, origin ti
 	_ = conn.Close()
 	a.End = time.Since(origin)
 	a.Outcome, a.Status, a.ResultID, a.Body, a.Note = r.Outcome, r.Status, r.ResultID, r.Body, r.Note
+	a.Headers, a.body = r.Headers, r.FullBody
 	if r.Err != nil {
 		a.Error = r.Err.Error()
 		switch {

@@ -154,6 +154,8 @@ func (t ToolSpec) toolError(err error) *SpecError {
 		}
 	case cut("body: "):
 		field = "http.body"
+	case cut("error_body: "):
+		field = "http.error_body"
 	case cut("result_id: "):
 		field = "result_id"
 	case strings.HasPrefix(msg, "no oracle"):
@@ -264,8 +266,8 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 var (
 	specFields       = []string{"version", "tools"}
 	transports       = []string{"http", "mcp"}
-	toolFields       = append([]string{"name"}, append(slices.Clone(transports), "container", "downstream", "result_id", "oracle")...)
-	httpFields       = []string{"url", "method", "headers", "body", "key_header", "key_format", "timeout"}
+	toolFields       = append(append([]string{"name"}, append(slices.Clone(transports), "container", "downstream", "result_id", "oracle")...), contractFields...)
+	httpFields       = []string{"url", "method", "headers", "body", "key_header", "key_format", "timeout", "error_body"}
 	oracleFields     = []string{"http", "command", "sql", "redis", "timeout", "settle"}
 	oracleHTTPFields = []string{"url", "count", "headers"}
 )
@@ -755,6 +757,7 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (ToolSpec, bool) {
 			t.HTTP.ResultID = s
 		}
 	}
+	td.contract(fs)
 	if f, ok := td.need(fs, "oracle", "an oracle (http, command, sql or redis) that counts the tool's effects"); ok {
 		t.HTTP.Oracle = td.oracle(f)
 	}
@@ -767,7 +770,7 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (ToolSpec, bool) {
 	// checks that the marker and key reach it.
 	anywhere := &Guard{AllowRemote: true}
 	if t.MCP != nil {
-		t.MCP.Name, t.MCP.Oracle, t.MCP.ResultID = t.Name, t.HTTP.Oracle, t.HTTP.ResultID
+		t.MCP.Name, t.MCP.Oracle, t.MCP.ResultID, t.MCP.Contract = t.Name, t.HTTP.Oracle, t.HTTP.ResultID, t.HTTP.Contract
 		m := *t.MCP
 		m.Guard = anywhere
 		if _, err := NewMCPTool(m); err != nil {

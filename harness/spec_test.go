@@ -311,7 +311,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"name must not be empty", spec(`  - name: ""`, "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0].name", "empty"},
 		{"name is letters, digits, -, _ and .", spec(`  - name: "a b"`, "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0].name", `bad tool name "a b"`},
 		{"name must be a string", spec("  - name: [a]", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0].name", "want a string, got a list"},
-		{"an unknown tool field (a future transport) lists the allowed fields", spec("  - name: t", "    grpc: {}", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:4: tools[0].grpc", "unknown field (allowed: name, http, mcp, container, downstream, result_id, oracle)"},
+		{"an unknown tool field (a future transport) lists the allowed fields", spec("  - name: t", "    grpc: {}", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:4: tools[0].grpc", "unknown field (allowed: name, http, mcp, container, downstream, result_id, oracle, profile, codes, retention, volatile, replay_headers, replayed_header)"},
 		{"a transport section is required", spec("  - name: t", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0]", "no transport section: want exactly one of: http"},
 		{"an oracle is required", spec("  - name: t", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}"), "spec.yaml:3: tools[0].oracle", "missing: want an oracle"},
 		{"duplicate tool names", spec(
@@ -322,7 +322,7 @@ func TestParseSpecErrors(t *testing.T) {
 
 		// The http section.
 		{"http must be a mapping", spec("  - name: t", "    http: [url]", okOracle[0], okOracle[1]), "spec.yaml:4: tools[0].http", "want a mapping, got a list"},
-		{"unknown http field", tool("url: http://127.0.0.1:1/x", "body: '{{.Marker}}'", "retries: 3"), "spec.yaml:7: tools[0].http.retries", "unknown field (allowed: url, method, headers, body, key_header, key_format, timeout)"},
+		{"unknown http field", tool("url: http://127.0.0.1:1/x", "body: '{{.Marker}}'", "retries: 3"), "spec.yaml:7: tools[0].http.retries", "unknown field (allowed: url, method, headers, body, key_header, key_format, timeout, error_body)"},
 		{"a misspelt field gets a suggestion", tool("url: http://127.0.0.1:1/x", "body: '{{.Marker}}'", "key-header: X-Key"), "spec.yaml:7: tools[0].http.key-header", "unknown field; did you mean key_header? (allowed: "},
 		{"a misspelt field gets a suggestion (typo)", tool("url: http://127.0.0.1:1/x", "body: '{{.Marker}}'", "timout: 1s"), "spec.yaml:7: tools[0].http.timout", "did you mean timeout?"},
 		{"key_header cannot be a header the harness writes", tool("url: http://127.0.0.1:1/x", "key_header: content-length", "body: '{{.Marker}}'"), "spec.yaml:6: tools[0].http.key_header", "Content-Length is set by the harness"},
@@ -407,7 +407,7 @@ func TestParseSpecReportsEveryError(t *testing.T) {
 		`spec.yaml:5: tools[0].http.url: bad URL "ftp://x": want http://host:port/path (scheme http or https)`,
 		`spec.yaml:6: tools[0].http.timeout: bad duration "2x": time: unknown unit "x" in duration "2x"`,
 		`spec.yaml:7: tools[0].http.body: template: body:1: bad character U+007D '}'`,
-		`spec.yaml:8: tools[0].http.bogus: unknown field (allowed: url, method, headers, body, key_header, key_format, timeout)`,
+		`spec.yaml:8: tools[0].http.bogus: unknown field (allowed: url, method, headers, body, key_header, key_format, timeout, error_body)`,
 	}, "\n"), err.Error())
 	var errs interface{ Unwrap() []error }
 	require.ErrorAs(t, err, &errs)
@@ -544,6 +544,18 @@ func summarize(s *Spec) string {
 		fmt.Fprintf(&b, "  body %q\n", c.Body)
 		fmt.Fprintf(&b, "  key header %q, key format %s, timeout %s, result id %q\n", *c.KeyHeader, c.KeyFormat, c.Timeout, c.ResultID)
 		fmt.Fprintf(&b, "  oracle %s\n", c.Oracle)
+		if k := c.Contract; k.Profile != "" || k.Retention > 0 || k.Volatile != nil || k.ReplayHeaders != nil || k.ReplayedHeader != "" {
+			fmt.Fprintf(&b, "  contract %+v\n", k)
+			r, err := k.Resolve()
+			if err != nil {
+				fmt.Fprintf(&b, "  resolve: %v\n", err)
+			} else {
+				fmt.Fprintf(&b, "  %s; replay headers %v\n", r.Summary(), r.ReplayHeaders)
+			}
+		}
+		if c.ErrorBody != "" {
+			fmt.Fprintf(&b, "  error body %q\n", c.ErrorBody)
+		}
 	}
 	return b.String()
 }

@@ -68,8 +68,10 @@ type OptionalField struct {
 	// Path is the field's path in the tool: "http.timeout", "result_id",
 	// "oracle.settle". Its section must be written (http, mcp or the tool).
 	Path string
-	// Value is written as a YAML string.
+	// Value is written as a YAML string, or as written when Raw is set (a
+	// flow list such as [/created, /request_id]).
 	Value string
+	Raw   bool
 	// Note, if set, follows the value as a comment.
 	Note string
 }
@@ -268,7 +270,7 @@ func (w toolWriter) optional(indent, section string) {
 		}
 		name := o.Path[len(section):]
 		name = strings.TrimPrefix(name, ".")
-		line := fmt.Sprintf("%s: %s", name, yamlScalar(o.Value))
+		line := fmt.Sprintf("%s: %s", name, o.value())
 		if o.Note != "" {
 			line += "  # " + o.Note
 		}
@@ -300,13 +302,57 @@ func (w toolWriter) oracle(indent string) {
 	}
 	for _, f := range w.t.Optional {
 		if sectionOf(f.Path) == "oracle" {
-			line := fmt.Sprintf("%s: %s", strings.TrimPrefix(f.Path, "oracle."), yamlScalar(f.Value))
+			line := fmt.Sprintf("%s: %s", strings.TrimPrefix(f.Path, "oracle."), f.value())
 			if f.Note != "" {
 				line += "  # " + f.Note
 			}
 			writeComment(w.b, in, line)
 		}
 	}
+}
+
+// value spells the field's value.
+func (o OptionalField) value() string {
+	if o.Raw {
+		return o.Value
+	}
+	return yamlScalar(o.Value)
+}
+
+// ContractOptionals are the contract fields a starter spec offers, commented
+// out: profile, retention and volatile (with the fields given, or examples),
+// and for an HTTP tool the replayed header (replayed, or Stripe's
+// Idempotent-Replayed).
+func ContractOptionals(http bool, profile Profile, volatile []string, volatileNote, replayed string) []OptionalField {
+	if profile == "" {
+		profile = ProfileIETF
+	}
+	names := make([]string, 0, len(Profiles()))
+	for _, p := range Profiles() {
+		names = append(names, string(p))
+	}
+	vol := "[/created, /request_id]"
+	if len(volatile) > 0 {
+		vol = "[" + strings.Join(volatile, ", ") + "]"
+	}
+	if volatileNote == "" {
+		volatileNote = "body fields a replay may change (examples)"
+	}
+	out := []OptionalField{
+		{Path: "profile", Value: string(profile), Note: "the contract the tool promises: " + strings.Join(names, ", ") + " (custom takes codes:)"},
+		{Path: "retention", Value: "24h", Note: "how long keys are honoured; checked up to --max-wait"},
+		{Path: "volatile", Value: vol, Raw: true, Note: volatileNote},
+	}
+	if http {
+		note := "present on replays, absent on first executions"
+		if replayed == "" {
+			replayed, note = "Idempotent-Replayed", note+" (Stripe's name)"
+		} else {
+			note += " (declared by the response)"
+		}
+		out = append(out, OptionalField{Path: "replayed_header", Value: replayed, Note: note})
+	}
+	return out
 }
 
 // writeComment writes text as comment lines at indent.

@@ -251,3 +251,48 @@ func ExampleWriteSpec() {
 	//     # TODO: count this tool's effects for {{.Marker}}
 	//     oracle: FILL-IN
 }
+
+// TestContractOptionalsLoad: the contract fields a starter spec writes
+// commented out are a valid spec once uncommented, and say what they mean.
+func TestContractOptionalsLoad(t *testing.T) {
+	for _, tc := range []struct {
+		reason string
+		http   bool
+		opts   []OptionalField
+		check  func(t *testing.T, c Contract)
+	}{
+		{"an http tool, volatile fields found in its response", true,
+			ContractOptionals(true, ProfilePayPal, []string{"/created_at", "/request_id"}, "guessed", "X-Replayed"),
+			func(t *testing.T, c Contract) {
+				assert.Equal(t, ProfilePayPal, c.Profile)
+				assert.Equal(t, 24*time.Hour, c.Retention)
+				assert.Equal(t, []string{"/created_at", "/request_id"}, c.Volatile)
+				assert.Equal(t, "X-Replayed", c.ReplayedHeader)
+			}},
+		{"an mcp tool: examples, no headers", false, ContractOptionals(false, "", nil, "", ""),
+			func(t *testing.T, c Contract) {
+				assert.Equal(t, ProfileIETF, c.Profile)
+				assert.Equal(t, []string{"/created", "/request_id"}, c.Volatile)
+				assert.Empty(t, c.ReplayedHeader)
+			}},
+	} {
+		td := ToolDraft{Name: "t", ResultID: "/id", Oracle: countOracle, Optional: tc.opts}
+		if tc.http {
+			td.HTTP = &HTTPDraft{URL: "http://127.0.0.1:8080/t", Body: `{"m":"{{.Marker}}"}`}
+		} else {
+			td.MCP = &MCPDraft{URL: "http://127.0.0.1:8090/mcp", Tool: "t", Arguments: `{"m":"{{.Marker}}"}`, KeyArgument: "key"}
+		}
+		var b bytes.Buffer
+		require.NoError(t, WriteSpec(&b, SpecDraft{Tools: []ToolDraft{td}}), tc.reason)
+		for _, name := range []string{"profile", "retention", "volatile"} {
+			assert.Contains(t, b.String(), "    # "+name+": ", "%s: %s is offered", tc.reason, name)
+		}
+		text := b.String()
+		for _, name := range []string{"profile", "retention", "volatile", "replayed_header"} {
+			text = strings.Replace(text, "    # "+name+": ", "    "+name+": ", 1)
+		}
+		s, err := ParseSpec("draft.yaml", []byte(text))
+		require.NoError(t, err, "%s:\n%s", tc.reason, text)
+		tc.check(t, s.Tools[0].HTTP.Contract)
+	}
+}

@@ -52,6 +52,12 @@ type Reply struct {
 	ResultID string
 	// Body is the start of the response body, for evidence.
 	Body string
+	// FullBody is the whole response body (up to the transport's bound),
+	// for comparing a replay with the answer it repeats.
+	FullBody []byte
+	// Headers are the values of the response headers the tool's contract
+	// compares, by canonical name (absent headers are left out).
+	Headers map[string]string
 	// Err is what went wrong on the wire, if anything.
 	Err error
 	// Note says how the attempt went out, when the transport has more to

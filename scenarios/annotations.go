@@ -51,7 +51,7 @@ func annotations(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result
 			}
 			res.effects = []harness.Effect{e}
 			if e.Count != 0 {
-				res.failf("the tool claims readOnlyHint: true, but one call made %d effects", e.Count)
+				res.failf(harness.RuleAnnotation, "the tool claims readOnlyHint: true, but one call made %d effects", e.Count)
 				return res, nil
 			}
 		}
@@ -73,7 +73,7 @@ func annotations(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result
 		}
 		res.effects = []harness.Effect{e}
 		if e.Count != want {
-			res.failf("the tool claims idempotentHint: true, but calling it again with the same arguments took the effects from %d to %d", want, e.Count)
+			res.failf(harness.RuleAnnotation, "the tool claims idempotentHint: true, but calling it again with the same arguments took the effects from %d to %d", want, e.Count)
 		}
 		return res, nil
 	}

@@ -146,30 +146,61 @@ func (c *certification) scenario(ctx context.Context, id ID) harness.ScenarioRep
 	if c.cfg.Budget > 0 {
 		s.until = c.began.Add(c.cfg.Budget)
 	}
-	rep := s.do(ctx).verdict(id)
+	if sc.parks {
+		// Its trials sleep without a slot: bound how many wait at once.
+		s.width = 4 * c.cfg.Slots.N()
+	}
+	f := s.do(ctx)
+	rep := f.verdict(id)
+	if rep.Verdict == harness.Pass {
+		rep.LongestDelay = longestDelay(f.outcomes)
+	}
 	if c.cfg.Repro != nil && rep.Verdict == harness.Fail {
 		rep.Repro = c.cfg.Repro(id, rep.Seed)
 	}
 	return rep
 }
 
+// longestDelay is the longest wait (retention's) that a valid trial without
+// a violation checked, 0 when none did.
+func longestDelay(outcomes []outcome) time.Duration {
+	var longest time.Duration
+	for _, o := range outcomes {
+		if d, ok := o.extra.(time.Duration); ok && o.invalid == "" && o.violation == "" && o.err == nil {
+			longest = max(longest, d)
+		}
+	}
+	return longest
+}
+
 // trial runs one plan on a free session.
 func (c *certification) trial(ctx context.Context, sc scenario, exec func(*trial) (result, error)) outcome {
+	lock, unlock := c.exclusive.RLock, c.exclusive.RUnlock
 	if sc.exclusive {
-		c.exclusive.Lock()
-		defer c.exclusive.Unlock()
-	} else {
-		c.exclusive.RLock()
-		defer c.exclusive.RUnlock()
+		lock, unlock = c.exclusive.Lock, c.exclusive.Unlock
 	}
+	lock()
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
 	s, err := c.sessions.get(ctx)
 	if err != nil {
 		return outcome{err: err}
 	}
-	defer c.sessions.put(s)
 	tr := newTrial(ctx, s)
+	defer func() {
+		if tr.s != nil {
+			c.sessions.put(tr.s)
+		}
+	}()
+	if sc.parks {
+		tr.park = c.park(ctx, tr, unlock, lock, &locked)
+	}
 	tr.restart = func(ctx context.Context) error {
-		if err := s.Restart(ctx); err != nil {
+		if err := tr.s.Restart(ctx); err != nil {
 			return err
 		}
 		return c.sessions.repoint(ctx)
@@ -180,11 +211,45 @@ func (c *certification) trial(ctx context.Context, sc scenario, exec func(*trial
 		}
 	}
 	res, err := exec(tr)
-	o := outcome{invalid: res.invalid, violation: res.violation, kind: res.kind, err: err}
+	o := outcome{invalid: res.invalid, violation: res.violation, kind: res.kind, err: err, extra: res.extra}
 	if res.violation != "" {
 		o.ce = harness.NewCounterexample(res.plan, res.violation, tr.attemptLog(), res.effects)
+		o.ce.Rule = res.rule
 	}
 	return o
+}
+
+// park returns tr's park: a trial that sleeps lets go of its session, its
+// slot and the tool's lock meanwhile, and takes the lock and a session
+// again before its next attempt — not a slot: a parked trial's remaining
+// work is one attempt, which must go out when its wait ends rather than
+// queue behind other trials (the search's width bounds how many there are).
+// locked tracks whether the trial holds the lock, for the deferred unlock.
+func (c *certification) park(ctx context.Context, tr *trial, unlock, lock func(), locked *bool) func(time.Duration) error {
+	return func(d time.Duration) error {
+		if d <= 0 {
+			return tr.ctx.Err()
+		}
+		h := heldFrom(ctx)
+		c.sessions.put(tr.s)
+		tr.s = nil
+		unlock()
+		*locked = false
+		if h != nil {
+			h.release()
+		}
+		if err := tr.sleep(d); err != nil {
+			return err
+		}
+		lock()
+		*locked = true
+		s, err := c.sessions.get(ctx)
+		if err != nil {
+			return err
+		}
+		tr.s = s
+		return nil
+	}
 }
 
 // lockedWriter serialises the attempt log of overlapping trials.
@@ -243,7 +308,11 @@ func (c *certification) report(t *testing.T, rep harness.ScenarioReport) {
 	case harness.Inconclusive:
 		t.Errorf("onceproof: %s is inconclusive: %s", rep.ID, rep.Reason)
 	default:
-		t.Logf("onceproof: %s passed %s, %s; %s", rep.ID, harness.Plural(rep.Checks, "check"), harness.Plural(rep.ValidTrials, "valid trial"), rep.Depth())
+		msg := fmt.Sprintf("onceproof: %s passed %s, %s; %s", rep.ID, harness.Plural(rep.Checks, "check"), harness.Plural(rep.ValidTrials, "valid trial"), rep.Depth())
+		if h := rep.Honoured(); h != "" {
+			msg += "; " + h
+		}
+		t.Log(msg)
 	}
 }
 
@@ -270,6 +339,8 @@ func Run(ctx context.Context, tool harness.Tool, cfg Config) (harness.ToolReport
 		return rep, err
 	}
 	defer c.close()
+	contract := harness.ContractOf(tool)
+	rep.Contract = &contract
 	rep.Scenarios = make([]harness.ScenarioReport, len(c.cfg.Scenarios))
 	var wg sync.WaitGroup
 	for i, id := range c.cfg.Scenarios {

@@ -104,7 +104,9 @@ func concurrentDuplicate(t *rapid.T, cfg Config, tool harness.Tool) func(*trial)
 		}
 		wg.Wait()
 
-		winner, acked := "", false
+		codes := tr.contract()
+		winner := ""
+		var ack *harness.Attempt
 		for _, a := range attempts {
 			if a.Outcome == harness.OK && a.End < releaseAt && res.invalid == "" {
 				res.invalid = fmt.Sprintf("attempt %d got a response before the release: the hold did not fire", a.N)
@@ -112,17 +114,17 @@ func concurrentDuplicate(t *rapid.T, cfg Config, tool harness.Tool) func(*trial)
 			switch {
 			case a.Outcome != harness.OK:
 			case is2xx(a.Status):
-				acked = true
+				if ack == nil {
+					ack = acked(a)
+				}
 				if winner == "" {
 					winner = a.ResultID
-				} else if a.ResultID != winner && res.violation == "" {
-					res.failf("attempt %d returned result_id %q, another 2xx %q: duplicates must share one result", a.N, a.ResultID, winner)
+				} else if a.ResultID != winner {
+					res.failf(harness.RuleResult, "attempt %d returned result_id %q, another 2xx %q: duplicates must share one result", a.N, a.ResultID, winner)
 				}
-			case a.Status == 409:
+			case a.Status == codes.Codes.InFlight:
 			default:
-				if res.violation == "" {
-					res.failf("attempt %d returned %d while a duplicate was in flight, want 2xx or 409", a.N, a.Status)
-				}
+				res.failf(harness.RuleStatus, "profile %s: a duplicate in flight must get 2xx or %d (in flight); attempt %d got %d", codes.Profile, codes.Codes.InFlight, a.N, a.Status)
 			}
 		}
 
@@ -135,8 +137,10 @@ func concurrentDuplicate(t *rapid.T, cfg Config, tool harness.Tool) func(*trial)
 			return res, err
 		}
 		res.effects = []harness.Effect{e}
-		acked = acked || (settle.Outcome == harness.OK && is2xx(settle.Status))
-		if res.judgeCount(e, acked, tr.seen(), "") {
+		if ack == nil {
+			ack = acked(settle)
+		}
+		if res.judgeCount(e, ack, tr.seen(), "") {
 			return res, nil
 		}
 		switch {
@@ -144,9 +148,9 @@ func concurrentDuplicate(t *rapid.T, cfg Config, tool harness.Tool) func(*trial)
 		case settle.Outcome != harness.OK:
 			res.invalid = fmt.Sprintf("attempt %d: the settle retry got no response: %s", settle.N, settle.Error)
 		case !is2xx(settle.Status):
-			res.failf("attempt %d: the settle retry returned %d, want 2xx with the winner's result", settle.N, settle.Status)
+			res.failf(harness.RuleStatus, "attempt %d: the settle retry returned %d, want 2xx with the winner's result", settle.N, settle.Status)
 		case winner != "" && settle.ResultID != winner:
-			res.failf("attempt %d: the settle retry returned result_id %q, the winner %q", settle.N, settle.ResultID, winner)
+			res.failf(harness.RuleResult, "attempt %d: the settle retry returned result_id %q, the winner %q", settle.N, settle.ResultID, winner)
 		}
 		return res, nil
 	}

@@ -7,19 +7,32 @@
 // The scenarios, by stable id:
 //
 //   - lost-response: the tool commits, the response is lost (1–3 times), the
-//     retry is delivered. Exactly one effect; a further replay returns the
-//     same status and result id and adds nothing.
+//     retry is delivered. Exactly one effect; a further replay repeats the
+//     retry's answer as the tool's contract says and adds nothing.
 //   - pre-server-error: the request never (or only partly) reaches the tool
 //     (1–3 times), then a retry is delivered. Exactly one effect.
 //   - concurrent-duplicate: 2–16 attempts with one key released together
 //     through a barrier, or a timed-out original held until its retry is sent
 //     so both arrive together. Exactly one effect; every 2xx carries the same
-//     result id; 409 while in flight is acceptable; a settle retry returns
-//     2xx with the winner's result id.
+//     result id; the profile's in-flight code (409) is acceptable; a settle
+//     retry returns 2xx with the winner's result id.
 //   - key-mismatch: after a success, the same key with a different payload
-//     must be refused with a 4xx and add no effect.
+//     must be refused with the profile's code and add no effect.
 //   - distinct-keys: two operations whose requests differ only in the key
 //     must make two effects: deduplicating on the payload is a bug.
+//   - replay: retries of a completed operation repeat its first answer as the
+//     profile says (status, body but its volatile fields, replay headers; the
+//     replayed header on replays only), refusals included where the profile
+//     stores them (provoked with the tool's error_body).
+//   - missing-key: where the profile requires a key, a request without one
+//     is refused with the profile's code and makes no effect (HTTP tools).
+//   - retention: where the tool declares a retention, a retry after a drawn
+//     wait up to min(retention, Config.MaxWait) gets the replay.
+//
+// Every scenario judges the tool by its contract ([harness.ContractOf]):
+// the profile's codes and replay semantics, and names the rule a
+// counterexample broke ([harness.Rule]); a 2xx for a write that never took
+// effect is "acknowledged, no effect" wherever it is seen.
 //
 // Go test users call [Certify]; the CLI calls [Run].
 package scenarios

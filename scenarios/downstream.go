@@ -110,26 +110,26 @@ func judgeDownstream(res *result, d *harness.Downstream, log []harness.Outbound,
 	switch {
 	case effects > 1:
 		res.violation, res.kind = "", ""
-		res.failf("%s performed %d effects for one operation (%s), want exactly 1: the tool's retries to it were not deduplicated", name, effects, keysOf(log))
+		res.failf(harness.RuleDownstreamOnce, "%s performed %d effects for one operation (%s), want exactly 1: the tool's retries to it were not deduplicated", name, effects, keysOf(log))
 	case effects == 0 && final.Outcome == harness.OK && is2xx(final.Status):
 		res.violation, res.kind = "", ""
-		res.failf("the tool confirmed the operation (attempt %d, status %d) but %s performed none of it", final.N, final.Status, name)
+		res.failf(harness.RuleDownstreamOnce, "the tool confirmed the operation (attempt %d, status %d) but %s performed none of it", final.N, final.Status, name)
 	}
 	for i, o := range log {
 		if !o.Keyed() {
-			res.failf("attempt %d to %s carried no %s: the provider cannot tell the tool's retry from a new request", ns[i], name, d.KeyHeader())
+			res.failf(harness.RuleDownstreamKey, "attempt %d to %s carried no %s: the provider cannot tell the tool's retry from a new request", ns[i], name, d.KeyHeader())
 			return
 		}
 	}
 	for i, o := range log {
 		if o.Key != log[0].Key {
-			res.failf("attempts %d and %d to %s carried different keys (%s, %s): every retry of one operation must reuse its key", ns[0], ns[i], name, log[0].Key, o.Key)
+			res.failf(harness.RuleDownstreamKey, "attempts %d and %d to %s carried different keys (%s, %s): every retry of one operation must reuse its key", ns[0], ns[i], name, log[0].Key, o.Key)
 			return
 		}
 	}
 	for i, o := range log {
 		if o.Reused != "" {
-			res.failf("attempt %d to %s reused the key of another operation (marker %s): the provider answers it with that operation's result", ns[i], name, o.Reused)
+			res.failf(harness.RuleDownstreamKey, "attempt %d to %s reused the key of another operation (marker %s): the provider answers it with that operation's result", ns[i], name, o.Reused)
 			return
 		}
 	}

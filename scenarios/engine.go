@@ -56,6 +56,36 @@ func (s *Slots) acquire(ctx context.Context) error {
 
 func (s *Slots) release() { <-s.c }
 
+// held is one trial's hold on a slot. A trial that sleeps as part of its
+// plan (retention's wait) lets go of the slot meanwhile, so that the trials
+// of every other scenario go on. It is used by the trial's goroutine only.
+type held struct {
+	slots *Slots
+	in    bool
+}
+
+func (h *held) release() {
+	if h.in {
+		h.in = false
+		h.slots.release()
+	}
+}
+
+// heldKey carries a trial's *held in its context, from the search to the
+// certification that runs the trial.
+type heldKey struct{}
+
+func withHeld(ctx context.Context, h *held) context.Context {
+	return context.WithValue(ctx, heldKey{}, h)
+}
+
+// heldFrom returns the slot hold of the trial running under ctx (nil
+// outside a search).
+func heldFrom(ctx context.Context) *held {
+	h, _ := ctx.Value(heldKey{}).(*held)
+	return h
+}
+
 // DefaultParallel is how many trials run at once by default: trials spend
 // nearly all their time waiting on the network, so several per CPU.
 func DefaultParallel() int { return min(8*runtime.GOMAXPROCS(0), 64) }
@@ -226,8 +256,9 @@ func (s *search[P]) trials(ctx context.Context) (found, *outcome, int) {
 					<-lane
 				}
 			}()
-			defer s.slots.release()
-			o := s.run(tctx, drawPlan(s.plan, trialSeed(s.seed, i)))
+			h := &held{slots: s.slots, in: true}
+			defer h.release()
+			o := s.run(withHeld(tctx, h), drawPlan(s.plan, trialSeed(s.seed, i)))
 			mu.Lock()
 			defer mu.Unlock()
 			delete(cancels, i)
@@ -332,8 +363,9 @@ func (s *search[P]) minimise(ctx context.Context, seed uint64, first outcome) (*
 			if err := s.slots.acquire(ctx); err != nil {
 				abort()
 			}
-			o = s.run(ctx, p)
-			s.slots.release()
+			h := &held{slots: s.slots, in: true}
+			o = s.run(withHeld(ctx, h), p)
+			h.release()
 			if o.violation != "" || o.err != nil || ctx.Err() != nil {
 				break
 			}

@@ -36,5 +36,7 @@ func ExampleRun() {
 	// concurrent-duplicate ok
 	// key-mismatch ok
 	// distinct-keys ok
+	// replay ok
+	// missing-key ok
 	// agent-ready: true
 }

@@ -116,10 +116,16 @@ func setFlags(values map[string]string) map[string]string {
 }
 
 // flagValue reads a flag of rapid's (or any) under the lock that guards
-// rapid's settings; "" when it does not exist.
+// rapid's settings; "" when it does not exist. While shrinks run, a flag
+// they changed for their whole run reads as the user set it: a
+// certification that starts meanwhile must not take the shrinks' 1h shrink
+// time for the user's.
 func flagValue(name string) string {
 	rapidSettings.mu.RLock()
 	defer rapidSettings.mu.RUnlock()
+	if v, ok := rapidSettings.saved[name]; ok && rapidSettings.users > 0 {
+		return v
+	}
 	if f := flag.Lookup(name); f != nil {
 		return f.Value.String()
 	}

@@ -33,6 +33,15 @@ const (
 	// Annotations checks what an MCP tool claims: idempotentHint (a second
 	// identical call adds no effect) and readOnlyHint (no effect at all).
 	Annotations ID = "annotations"
+	// Replay checks that replays repeat the first answer as the contract
+	// says, refusals included where the profile stores them.
+	Replay ID = "replay"
+	// MissingKey checks that a request without a key is refused, where the
+	// profile requires one.
+	MissingKey ID = "missing-key"
+	// Retention checks that a key is still honoured after drawn delays up
+	// to the declared retention (at most Config.MaxWait).
+	Retention ID = "retention"
 )
 
 // drawer draws a whole plan (nothing is drawn while the plan runs) and
@@ -48,6 +57,9 @@ type scenario struct {
 	// exclusive scenarios disturb the whole tool (kill it, cut its
 	// database link): their trials run with no other trial of the tool.
 	exclusive bool
+	// parks is set for scenarios whose trials sleep (retention): they hold
+	// no slot while they do, and at most four times the slots run at once.
+	parks bool
 }
 
 // table lists every scenario in the order they run and report. Adding a
@@ -59,6 +71,9 @@ func table() []scenario {
 		{id: ConcurrentDuplicate, draw: concurrentDuplicate, needs: writeTool},
 		{id: KeyMismatch, draw: keyMismatch, needs: writeTool},
 		{id: DistinctKeys, draw: distinctKeys, needs: writeTool},
+		{id: Replay, draw: replay, needs: writeTool},
+		{id: MissingKey, draw: missingKey, needs: keyRequired},
+		{id: Retention, draw: retention, needs: retained, parks: true},
 		{id: CrashRestart, draw: crashRestart, needs: crasher, exclusive: true},
 		{id: DependencyFault, draw: dependencyFault, needs: linked, exclusive: true},
 		{id: Downstream, draw: downstream, needs: downstreamed},
@@ -96,12 +111,15 @@ func lookup(id ID) (scenario, bool) {
 // (crash-restart for a tool that is not a container, ...).
 var ErrNotApplicable = errors.New("scenario not applicable")
 
-// Applicable returns the scenarios tool can run: the five HTTP scenarios for
-// every tool, crash-restart for tools that can crash, dependency-fault for
-// tools with proxied dependency links, downstream for tools that call a
-// dependency onceproof plays, annotations for tools that claim
-// idempotentHint or readOnlyHint — and only annotations for a tool that
-// claims to be read-only (it has no effect to make exactly once).
+// Applicable returns the scenarios tool can run: lost-response,
+// pre-server-error, concurrent-duplicate, key-mismatch, distinct-keys and
+// replay for every write tool, missing-key for an HTTP tool whose profile
+// requires a key, retention for a tool that declares one, crash-restart for
+// tools that can crash, dependency-fault for tools with proxied dependency
+// links, downstream for tools that call a dependency onceproof plays,
+// annotations for tools that claim idempotentHint or readOnlyHint — and
+// only annotations for a tool that claims to be read-only (it has no effect
+// to make exactly once).
 func Applicable(tool harness.Tool) []ID {
 	var ids []ID
 	for _, s := range table() {
@@ -196,6 +214,9 @@ type Config struct {
 	ShrinkTime time.Duration
 	// MaxBackoff is the longest retry delay drawn (default 250ms).
 	MaxBackoff time.Duration
+	// MaxWait bounds the delays the retention scenario waits before its
+	// retry (default 30s): it checks up to min(retention, MaxWait).
+	MaxWait time.Duration
 	// Backend provides the fault proxies; nil means a fresh embedded
 	// Toxiproxy.
 	Backend faults.Backend
@@ -245,6 +266,9 @@ func (c Config) withDefaults(tool harness.Tool) (Config, error) {
 	}
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = DefaultMaxBackoff
+	}
+	if c.MaxWait == 0 {
+		c.MaxWait = DefaultMaxWait
 	}
 	return c.withSearchDefaults(), nil
 }

@@ -20,6 +20,10 @@ type trial struct {
 	attempts []harness.Attempt
 	// log, when set, sees every attempt as it is recorded.
 	log func(harness.Attempt)
+	// park, when set (for the scenarios whose trials wait long), sleeps d
+	// without holding the trial's session, slot and lock (see wait); s is
+	// nil while it sleeps.
+	park func(d time.Duration) error
 	// restart restarts a crashed tool and re-points every proxy in front
 	// of it (set for tools that can crash).
 	restart func(context.Context) error
@@ -27,6 +31,15 @@ type trial struct {
 	// recorded since it was last called (see downstream.go); they join the
 	// log after the attempt during which they happened.
 	outbound func() []harness.Attempt
+}
+
+// wait sleeps d as part of the plan (retention's wait), letting go of what
+// the trial holds meanwhile when it can.
+func (tr *trial) wait(d time.Duration) error {
+	if tr.park != nil {
+		return tr.park(d)
+	}
+	return tr.sleep(d)
 }
 
 func newTrial(ctx context.Context, s *harness.Session) *trial {
@@ -39,55 +52,93 @@ type result struct {
 	// invalid says why the trial does not count (its fault did not fire);
 	// "" for a valid trial.
 	invalid string
-	// violation says how exactly-once (or a hygiene rule) was broken; "" when
-	// it held. kind is the rule, the same for every trial that breaks it
-	// the same way.
+	// violation says how exactly-once (or a rule of the contract) was
+	// broken; "" when it held. kind is the rule in the words of the
+	// violation, the same for every trial that breaks it the same way;
+	// rule names it for the reports.
 	violation, kind string
+	rule            harness.Rule
 	effects         []harness.Effect
+	// extra is what the scenario pools over its valid trials (retention's
+	// delay).
+	extra any
+}
+
+// fail records a violation unless one was recorded already.
+func (r *result) fail(rule harness.Rule, kind, violation string) {
+	if r.violation == "" {
+		r.violation, r.kind, r.rule = violation, kind, rule
+	}
 }
 
 // failf records a violation unless one was recorded already; its kind is
 // the format, which names the rule without the trial's numbers and ids.
-func (r *result) failf(format string, args ...any) {
-	if r.violation == "" {
-		r.violation, r.kind = fmt.Sprintf(format, args...), format
-	}
+func (r *result) failf(rule harness.Rule, format string, args ...any) {
+	r.fail(rule, format, fmt.Sprintf(format, args...))
 }
 
-// failCount records that e's count broke exactly-once (after says what
-// came before the retry: " after a crash and restart"), replacing any
-// violation recorded before: the count is the verdict that matters most.
-func (r *result) failCount(e harness.Effect, after string) {
+// replace records a violation in place of any recorded before: the count is
+// the verdict that matters most.
+func (r *result) replace(rule harness.Rule, format string, args ...any) {
 	r.violation, r.kind = "", ""
-	if e.Count > e.Want {
-		r.failf("%d effects for marker %s, want exactly %d%s", e.Count, e.Marker, e.Want, after)
-	} else {
-		r.failf("%d effects for marker %s, want %d%s: an acknowledged write was lost", e.Count, e.Marker, e.Want, after)
-	}
+	r.failf(rule, format, args...)
 }
 
 // judgeCount judges the final count e of a trial's operation: more effects
 // than wanted is a violation; fewer is one only when the tool acknowledged
-// the write (acked: a 2xx answer) or the oracle had already seen more
-// (seen): with every outcome unknown, a missing effect may be a write that
-// never happened, which is allowed. It reports whether e broke the rule.
-func (r *result) judgeCount(e harness.Effect, acked bool, seen int, after string) bool {
+// the write (ack: the attempt that answered 2xx, nil for none) — then it is
+// "acknowledged, no effect" — or the oracle had already seen more (seen):
+// with every outcome unknown, a missing effect may be a write that never
+// happened, which is allowed. after says what came before the retry (" after
+// a crash and restart"). It reports whether e broke the rule.
+func (r *result) judgeCount(e harness.Effect, ack *harness.Attempt, seen int, after string) bool {
 	switch {
 	case e.Count > e.Want:
+		r.replace(harness.RuleExactlyOnce, "%d effects for marker %s, want exactly %d%s", e.Count, e.Marker, e.Want, after)
 	case e.Count == e.Want:
 		return false
 	case seen > e.Count:
-		r.violation, r.kind = "", ""
-		r.failf("%d effects for marker %s after the oracle had counted %d%s: a committed write disappeared", e.Count, e.Marker, seen, after)
-		return true
-	case !acked:
+		r.replace(harness.RuleExactlyOnce, "%d effects for marker %s after the oracle had counted %d%s: a committed write disappeared", e.Count, e.Marker, seen, after)
+	case ack == nil:
 		if r.invalid == "" {
 			r.invalid = fmt.Sprintf("%d effects for marker %s and no attempt was acknowledged: whether the write happened is unknown", e.Count, e.Marker)
 		}
 		return false
+	default:
+		r.ackedNoEffect(*ack, e, after)
 	}
-	r.failCount(e, after)
 	return true
+}
+
+// ackedNoEffect records that a answered 2xx for a write the oracle does not
+// count: "acknowledged, no effect", in every scenario the same words.
+func (r *result) ackedNoEffect(a harness.Attempt, e harness.Effect, after string) {
+	r.replace(harness.RuleAckedNoEffect, "acknowledged, no effect: attempt %d answered %d%s, but the oracle counts %d effects for marker %s (want %d)",
+		a.N, a.Status, after, e.Count, e.Marker, e.Want)
+}
+
+// firstCall judges a, the delivered first call of op whose later steps
+// need it to have succeeded once: a 2xx without an effect is
+// "acknowledged, no effect"; anything else but one effect makes the trial
+// invalid. It reports whether the trial goes on.
+func (r *result) firstCall(a harness.Attempt, marker string) bool {
+	switch {
+	case a.Outcome == harness.OK && is2xx(a.Status) && a.After == 0:
+		r.ackedNoEffect(a, harness.Effect{Marker: marker, Count: 0, Want: 1}, "")
+	case a.Outcome != harness.OK || !is2xx(a.Status) || a.After != 1:
+		r.invalid = fmt.Sprintf("attempt %d: the first call did not succeed once (%s %d, %d effects)", a.N, a.Outcome, a.Status, a.After)
+	default:
+		return true
+	}
+	return false
+}
+
+// acked returns a when it is a 2xx answer, nil otherwise.
+func acked(a harness.Attempt) *harness.Attempt {
+	if a.Outcome == harness.OK && is2xx(a.Status) {
+		return &a
+	}
+	return nil
 }
 
 // seen is the highest count the oracle reported during the trial.
@@ -177,7 +228,7 @@ func (tr *trial) doLost(call *harness.Call, fault faults.Fault, delay, afterComm
 
 // doUntil is do with the caller giving up as giveUp says.
 func (tr *trial) doUntil(call *harness.Call, fault faults.Fault, delay time.Duration, giveUp harness.GiveUp) (harness.Attempt, error) {
-	if err := tr.sleep(delay); err != nil {
+	if err := tr.wait(delay); err != nil {
 		return harness.Attempt{}, err
 	}
 	a, err := tr.s.Do(tr.ctx, call, fault, tr.origin, giveUp)
@@ -213,19 +264,26 @@ func (tr *trial) effect(marker string, want int) (harness.Effect, error) {
 	return harness.Effect{Marker: marker, Count: n, Want: want, CountURL: tr.s.CountURL(marker)}, err
 }
 
-// settleRetry repeats call while the tool answers 409 (a duplicate still in
-// flight), as an agent would, up to twice the tool's timeout.
+// settleRetry repeats call while the tool answers its profile's in-flight
+// status (409: a duplicate still in flight), as an agent would, up to twice
+// the tool's timeout.
 func (tr *trial) settleRetry(call *harness.Call, backoff time.Duration) (harness.Attempt, error) {
-	return tr.retryWhile(call, backoff, func(a harness.Attempt) bool { return a.Status == 409 })
+	inFlight := tr.contract().Codes.InFlight
+	return tr.retryWhile(call, backoff, func(a harness.Attempt) bool { return a.Status == inFlight })
 }
 
 // deliver repeats call while the attempt failed in a way an agent retries
-// (no response, 409, 5xx), up to twice the tool's timeout plus a second.
+// (no response, in flight, 5xx), up to twice the tool's timeout plus a
+// second.
 func (tr *trial) deliver(call *harness.Call, backoff time.Duration) (harness.Attempt, error) {
+	inFlight := tr.contract().Codes.InFlight
 	return tr.retryWhile(call, backoff, func(a harness.Attempt) bool {
-		return a.Outcome != harness.OK || a.Status == 409 || a.Status/100 == 5
+		return a.Outcome != harness.OK || a.Status == inFlight || a.Status/100 == 5
 	})
 }
+
+// contract is the tool's idempotency contract.
+func (tr *trial) contract() harness.Contract { return harness.ContractOf(tr.s.Tool()) }
 
 func (tr *trial) retryWhile(call *harness.Call, backoff time.Duration, again func(harness.Attempt) bool) (harness.Attempt, error) {
 	limit := time.Now().Add(2*tr.s.Tool().Timeout() + time.Second)
@@ -287,14 +345,13 @@ func (tr *trial) judge(res *result, op harness.Operation, final harness.Attempt,
 		return err
 	}
 	res.effects = []harness.Effect{e}
-	acked := final.Outcome == harness.OK && is2xx(final.Status)
 	switch {
-	case res.judgeCount(e, acked, tr.seen(), after):
+	case res.judgeCount(e, acked(final), tr.seen(), after):
 	case res.violation != "", res.invalid != "":
 	case final.Outcome != harness.OK:
 		res.invalid = fmt.Sprintf("attempt %d: the delivered retry%s got no response: %s", final.N, after, final.Error)
 	case !is2xx(final.Status):
-		res.failf("attempt %d: the delivered retry%s returned %d, want 2xx (the stored result if the tool had committed)", final.N, after, final.Status)
+		res.failf(harness.RuleStatus, "attempt %d: the delivered retry%s returned %d, want 2xx (the stored result if the tool had committed)", final.N, after, final.Status)
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ const (
 // The longest durations the flags accept; a longer one is a usage error.
 const (
 	maxBackoffLimit = time.Minute    // --max-backoff
+	maxWaitLimit    = 24 * time.Hour // --max-wait
 	maxShrinkTime   = time.Hour      // --shrink-time
 	maxOpTimeLimit  = time.Hour      // certify-client --max-op-time
 	maxBudget       = 24 * time.Hour // --budget, chaos --duration
@@ -148,6 +149,7 @@ type common struct {
 	checks     int
 	seed       uint64
 	maxBackoff time.Duration
+	maxWait    time.Duration
 	shrinkTime time.Duration
 	outs       outputs
 	quiet      bool
@@ -167,6 +169,7 @@ func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
 	fs.DurationVar(&c.budget, "budget", 0, "time the trials of each tool may take: trials keep starting until the `duration` (at most "+harness.FormatDuration(maxBudget)+") is spent (--checks then caps them only if given); trades time for depth")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed the fault plans with `N` (0: pick one and print it)")
 	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws, a `duration` of at most "+harness.FormatDuration(maxBackoffLimit))
+	fs.DurationVar(&c.maxWait, "max-wait", scenarios.DefaultMaxWait, "longest wait the retention scenario sleeps before its retry (it checks keys up to min(retention, max-wait)), a `duration` of at most "+harness.FormatDuration(maxWaitLimit))
 	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+harness.FormatDuration(maxShrinkTime))
 	c.outs.register(fs)
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
@@ -203,10 +206,13 @@ func (c *common) check(fs *flag.FlagSet) error {
 	if c.parallel < 1 || c.parallel > maxParallel {
 		return usagef("--parallel %d: want 1 to %d", c.parallel, maxParallel)
 	}
+	if c.maxWait == 0 && flagSet(fs, "max-wait") {
+		return usagef("--max-wait %s: want a positive duration", c.maxWait)
+	}
 	for _, d := range []struct {
 		name         string
 		value, limit time.Duration
-	}{{"max-backoff", c.maxBackoff, maxBackoffLimit}, {"shrink-time", c.shrinkTime, maxShrinkTime}, {"budget", c.budget, maxBudget}} {
+	}{{"max-backoff", c.maxBackoff, maxBackoffLimit}, {"max-wait", c.maxWait, maxWaitLimit}, {"shrink-time", c.shrinkTime, maxShrinkTime}, {"budget", c.budget, maxBudget}} {
 		if err := checkDuration(d.name, d.value, d.limit); err != nil {
 			return err
 		}
@@ -364,9 +370,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			parts := []string{"onceproof certify", "--spec", shellQuote(spec.Path), "--tool", shellQuote(tool),
 				"--scenario", string(id), "--seed", strconv.FormatUint(seed, 10)}
 			parts = append(parts, c.depthFlags()...)
-			if c.maxBackoff != scenarios.DefaultMaxBackoff {
-				parts = append(parts, "--max-backoff", c.maxBackoff.String())
-			}
+			parts = append(parts, c.waitFlags()...)
 			if *toxiproxyURL != "" {
 				parts = append(parts, "--toxiproxy", shellQuote(*toxiproxyURL))
 			}
@@ -544,7 +548,7 @@ func (c *certificateFiles) write(report *harness.Report, stderr io.Writer) error
 
 // config completes a scenarios.Config with the shared flags.
 func (c *common) config(cfg scenarios.Config, prog *progress, stderr io.Writer) scenarios.Config {
-	cfg.Scenarios, cfg.MaxBackoff, cfg.Progress = c.scenarios, c.maxBackoff, prog.update
+	cfg.Scenarios, cfg.MaxBackoff, cfg.MaxWait, cfg.Progress = c.scenarios, c.maxBackoff, c.maxWait, prog.update
 	cfg.Checks, cfg.Seed, cfg.Budget, cfg.ShrinkTime, cfg.Slots = c.checks, c.seed, c.budget, c.shrinkTime, c.slots
 	if c.verbose {
 		cfg.Attempts = stderr
@@ -753,6 +757,12 @@ func verifyCertificate(args []string, stdout io.Writer) (int, error) {
 	}
 	fmt.Fprintf(stdout, "%s: valid: %s agent-ready on %s (%s, onceproof %s), sha256 %s\n",
 		args[0], cert.Tool, cert.Issued.Format("2006-01-02"), harness.Plural(len(cert.Scenarios), "scenario"), cert.Onceproof, cert.SHA256)
+	if cert.Contract != nil {
+		fmt.Fprintf(stdout, "  contract: %s\n", cert.Contract.Summary())
+	}
+	if k := cert.KeysHonoured(); k != "" {
+		fmt.Fprintf(stdout, "  %s\n", k)
+	}
 	return exitOK, nil
 }
 
@@ -855,6 +865,19 @@ func (c *common) depth() string {
 		return fmt.Sprintf("as many checks as %s allows", c.budget)
 	}
 	return plural(c.checks, "check") + " per scenario"
+}
+
+// waitFlags are the flags that replay a search's waits, when not the
+// defaults.
+func (c *common) waitFlags() []string {
+	var out []string
+	if c.maxBackoff != scenarios.DefaultMaxBackoff {
+		out = append(out, "--max-backoff", c.maxBackoff.String())
+	}
+	if c.maxWait != scenarios.DefaultMaxWait {
+		out = append(out, "--max-wait", c.maxWait.String())
+	}
+	return out
 }
 
 // depthFlags are the flags that replay the search's depth.

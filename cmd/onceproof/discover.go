@@ -183,6 +183,9 @@ func starterSpec(endpoint, oracle string, tools []*mcp.Tool) harness.SpecDraft {
 		if !marker {
 			td.Notes["mcp.arguments"] = harness.Note{Text: "TODO: no string argument carries {{.Marker}}; the spec is refused until one does"}
 		}
+		if !ro {
+			td.Optional = append(td.Optional, harness.ContractOptionals(false, harness.ProfileIETF, nil, "structured-content fields a replay may change (examples)", "")...)
+		}
 		d.Tools = append(d.Tools, td)
 	}
 	return d

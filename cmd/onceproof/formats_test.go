@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
+	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
 )
 
@@ -80,6 +81,7 @@ func TestFormatsFromARealRun(t *testing.T) {
 					Name    string `xml:"name,attr"`
 					Failure *struct {
 						Message string `xml:"message,attr"`
+						Type    string `xml:"type,attr"`
 						Body    string `xml:",chardata"`
 					} `xml:"failure"`
 				} `xml:"testcase"`
@@ -88,16 +90,20 @@ func TestFormatsFromARealRun(t *testing.T) {
 		require.NoError(t, xml.Unmarshal(data, &root))
 		require.Len(t, root.Suites, 2)
 		require.Equal(t, "naive", root.Suites[0].Name)
-		require.Len(t, root.Suites[0].Cases, 5)
+		require.Len(t, root.Suites[0].Cases, len(fixtures.Expected(fixtures.Naive)))
 		failed := map[string]string{}
+		types := map[string]string{}
 		for _, s := range root.Suites {
 			for _, c := range s.Cases {
 				if c.Failure != nil {
 					failed[s.Name+"/"+c.Name] = c.Failure.Body
+					types[s.Name+"/"+c.Name] = c.Failure.Type
 				}
 			}
 		}
-		require.Equal(t, 4, root.Failures) // naive: 3, check-then-act: 1
+		require.Equal(t, 6, root.Failures) // naive: 5, check-then-act: 1
+		require.Equal(t, "key-required", types["naive/missing-key"], "the failure type is the rule broken")
+		require.Equal(t, "exactly-once", types["check-then-act/concurrent-duplicate"])
 		body := failed["check-then-act/concurrent-duplicate"]
 		require.Contains(t, body, "plan: ")
 		require.Contains(t, body, "replay: onceproof demo --tool check-then-act --scenario concurrent-duplicate")
@@ -169,6 +175,8 @@ known_failures:
   - {tool: naive, scenario: lost-response, reason: "no idempotency yet"}
   - {tool: naive, scenario: concurrent-duplicate}
   - {tool: naive, scenario: key-mismatch}
+  - {tool: naive, scenario: replay}
+  - {tool: naive, scenario: missing-key}
   - {tool: check-then-act, scenario: concurrent-duplicate}
 `
 	for _, tc := range []struct {
@@ -200,7 +208,8 @@ func TestCertificate(t *testing.T) {
 	c, err := harness.ReadCertificate(cert)
 	require.NoError(t, err)
 	require.Equal(t, "create-ticket", c.Tool)
-	require.Len(t, c.Scenarios, 5)
+	require.Len(t, c.Scenarios, len(fixtures.Expected(fixtures.Correct)))
+	require.NotNil(t, c.Contract, "the certificate names the contract")
 	require.Len(t, c.SHA256, 64)
 	badge, err := os.ReadFile(filepath.Join(dir, "create-ticket.cert.svg"))
 	require.NoError(t, err)
@@ -227,6 +236,31 @@ func TestCertificate(t *testing.T) {
 	require.Equal(t, exitFailed, code)
 	require.Contains(t, errOut, "no certificate")
 	require.NoFileExists(t, none)
+}
+
+// TestRetentionCertificate: a tool that declares how long it keeps keys is
+// checked up to --max-wait, and its certificate says how long keys were
+// shown to last.
+func TestRetentionCertificate(t *testing.T) {
+	spec := writeSpec(t, startKind(t, fixtures.Expiring))
+	src, err := os.ReadFile(spec)
+	require.NoError(t, err)
+	text := strings.Replace(string(src), "    # retention: 24h", "    retention: 500ms #", 1)
+	require.NotEqual(t, string(src), text)
+	require.NoError(t, os.WriteFile(spec, []byte(text), 0o644))
+	dir := t.TempDir()
+	cert := filepath.Join(dir, "create-ticket.cert.json")
+	code, out, errOut := runCLI(t, "certify", "--spec", spec, "--scenario", "retention", "--checks", "20", "--max-wait", "5s", "--certificate", cert, "--quiet")
+	require.Equal(t, exitOK, code, "%s\n%s", out, errOut)
+	require.Contains(t, out, "keys honoured for at least ")
+	code, out, _ = runCLI(t, "verify-certificate", cert)
+	require.Equal(t, exitOK, code, out)
+	require.Contains(t, out, "contract: profile ietf")
+	require.Contains(t, out, "keys honoured for at least ")
+
+	code, _, errOut = runCLI(t, "certify", "--spec", spec, "--max-wait", "0s")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "--max-wait 0s: want a positive duration")
 }
 
 func TestOutputFlags(t *testing.T) {

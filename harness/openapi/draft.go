@@ -123,6 +123,12 @@ func (d *Document) tool(op *Operation, used map[string]bool) harness.ToolDraft {
 	} else {
 		t.Optional = append(t.Optional, harness.OptionalField{Path: "result_id", Value: "/id", Note: note})
 	}
+	profile := harness.ProfileIETF
+	if k := op.Key; k != nil && !k.InBody && strings.EqualFold(k.Name, "PayPal-Request-Id") {
+		profile = harness.ProfilePayPal
+	}
+	volatile, volNote := volatileFields(op)
+	t.Optional = append(t.Optional, harness.ContractOptionals(true, profile, volatile, volNote, replayedHeader(op))...)
 	where := "the request"
 	if markerAt != "" {
 		where = markerAt
@@ -535,6 +541,70 @@ func resultID(op *Operation) (string, string) {
 		}
 	}
 	return "", "the 2xx response declares no id field: set result_id if it has one"
+}
+
+// volatileFields guesses the fields of the operation's 2xx JSON response
+// that a replay may change (timestamps, request and trace ids), as JSON
+// pointers, with a note saying where they come from (nil: none found).
+func volatileFields(op *Operation) ([]string, string) {
+	if op.op.Responses == nil || op.op.Responses.Codes == nil {
+		return nil, ""
+	}
+	for _, code := range resultCodes {
+		resp, ok := op.op.Responses.Codes.Get(code)
+		if !ok || resp == nil || resp.Content == nil {
+			continue
+		}
+		for ct, mt := range resp.Content.FromOldest() {
+			if !strings.Contains(strings.ToLower(ct), "json") || mt == nil {
+				continue
+			}
+			var out []string
+			if s := flatten(mt.Schema, 0); s != nil {
+				for _, p := range s.props {
+					if looksVolatile(p.name) {
+						out = append(out, "/"+escapePointer(p.name))
+					}
+				}
+			}
+			if len(out) > 0 {
+				return out, fmt.Sprintf("guessed: fields of the %s response named like a time or a request id, which a replay may change", code)
+			}
+		}
+	}
+	return nil, ""
+}
+
+// replayedHeader is a header of the operation's 2xx responses named like a
+// replay marker (Idempotent-Replayed, X-Idempotent-Replay), "" for none.
+func replayedHeader(op *Operation) string {
+	if op.op.Responses == nil || op.op.Responses.Codes == nil {
+		return ""
+	}
+	for _, code := range resultCodes {
+		resp, ok := op.op.Responses.Codes.Get(code)
+		if !ok || resp == nil || resp.Headers == nil {
+			continue
+		}
+		for name := range resp.Headers.KeysFromOldest() {
+			if strings.Contains(strings.ToLower(name), "replay") {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// looksVolatile reports whether a response field's name says it differs
+// per request or per moment.
+func looksVolatile(name string) bool {
+	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
+	for _, w := range []string{"created", "updated", "modified", "timestamp", "requestid", "traceid", "servedat", "generatedat"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // idField finds the id among a schema's properties.
