@@ -12,6 +12,8 @@ import (
 
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/container"
+	"github.com/onceproof/onceproof/harness/spec"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -30,12 +32,15 @@ func TestCreateTicketFromSpec(t *testing.T) {
 	text = strings.ReplaceAll(text, "timeout: 2s", "timeout: 200ms") // keep lost-response trials short
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 
-	spec, err := harness.LoadSpec(path)
+	sp, err := spec.Load(path)
 	require.NoError(t, err)
-	ts, err := spec.Find("create-ticket")
+	ts, err := sp.Find("create-ticket")
 	require.NoError(t, err)
-	tool, err := ts.Tool()
+	// Start builds the tool its spec describes (HTTP, MCP or container) and
+	// starts what it needs; stop removes it.
+	tool, stop, err := ts.Start(context.Background(), container.EnvOptions{})
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = stop(context.Background()) })
 
 	// Each scenario is a subtest; -rapid.checks and -rapid.seed apply.
 	scenarios.Certify(t, tool, scenarios.Config{MaxBackoff: 20 * time.Millisecond})

@@ -1,24 +1,26 @@
 package harness
 
 import (
-	"net"
-	"net/url"
-
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
-// Request is one distinct request of a counterexample, as it was sent, so
-// that it can be sent again without onceproof (a reproducer).
-type Request struct {
-	// Transport is "http", "https" or "mcp".
-	Transport string `json:"transport"`
-	// Target is the host:port the tool listens on (behind the proxy).
-	Target string `json:"target"`
-	// Wire is the raw HTTP request, or an MCP tools/call's params (JSON).
-	Wire string `json:"wire"`
-	// Endpoint is the MCP server's URL, for an MCP request.
-	Endpoint string `json:"endpoint,omitempty"`
-}
+// The records of a run are report's (a report is made of them); these are
+// the names the core and its users know them by.
+type (
+	Attempt        = report.Attempt
+	Outcome        = report.Outcome
+	Request        = report.Request
+	Effect         = report.Effect
+	Counterexample = report.Counterexample
+)
+
+// The outcomes of an attempt.
+const (
+	OK      = report.OK
+	Failed  = report.Failed
+	Unknown = report.Unknown
+)
 
 // RequestDescriber is a tool that can say what one of its calls looks like
 // on the wire, for reproducers.
@@ -41,60 +43,22 @@ func (t *HTTPTool) Request(call *Call) Request {
 	return Request{Transport: t.url.Scheme, Target: t.Upstream(), Wire: string(call.Wire)}
 }
 
-// Request implements RequestDescriber: the tools/call params.
-func (t *MCPTool) Request(call *Call) Request {
-	return Request{Transport: "mcp", Target: t.Upstream(), Wire: string(call.Wire), Endpoint: t.c.URL}
-}
-
-// WithFault records on a what fault did: its name, phase and setup.
-func (a *Attempt) WithFault(f faults.Fault) {
+// RecordFault records on a what fault f did: its name, phase and setup
+// (nothing for a nil f).
+func RecordFault(a *Attempt, f faults.Fault) {
 	if f == nil {
 		return
 	}
 	s := f.Setup()
-	a.Fault, a.Phase, a.Setup = f.Name(), f.Phase(), &s
+	rs := report.Setup{Disable: s.Disable}
+	for _, t := range s.Toxics {
+		rs.Toxics = append(rs.Toxics, report.Toxic{Name: t.Name, Type: t.Type, Stream: string(t.Stream), Attributes: t.Attributes})
+	}
+	a.Fault, a.Phase, a.Setup = f.Name(), report.Phase(f.Phase()), &rs
 }
 
-// NewCounterexample is the evidence of a violation: the plan, the
-// violation, the attempts (numbered) and the effects, with the distinct
-// requests the attempts sent listed once and each attempt pointing at its
-// own (Attempt.Request, from 1).
+// NewCounterexample is the evidence of a violation (see
+// [report.NewCounterexample]).
 func NewCounterexample(plan, violation string, attempts []Attempt, effects []Effect) *Counterexample {
-	c := &Counterexample{Plan: plan, Violation: violation, Effects: effects}
-	index := map[Request]int{}
-	for _, a := range attempts {
-		if a.req != nil {
-			n, ok := index[*a.req]
-			if !ok {
-				c.Requests = append(c.Requests, *a.req)
-				n = len(c.Requests)
-				index[*a.req] = n
-			}
-			a.Request = n
-		}
-		c.Attempts = append(c.Attempts, a)
-	}
-	return c
-}
-
-// CountURL is the URL an HTTP oracle asks for marker's count ("" when o is
-// not an HTTP oracle), so a reproducer can show the effects too.
-func CountURL(o Oracle, marker string) string {
-	h := httpOracleOf(o)
-	if h == nil {
-		return ""
-	}
-	u, err := h.URL.Render(Operation{Marker: marker})
-	if err != nil {
-		return ""
-	}
-	if h.Resolve != nil {
-		if p, err := url.Parse(u); err == nil {
-			if _, _, err := net.SplitHostPort(p.Host); err == nil {
-				p.Host = h.Resolve(p.Host)
-				u = p.String()
-			}
-		}
-	}
-	return u
+	return report.NewCounterexample(plan, violation, attempts, effects)
 }

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -12,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/moby/moby/client"
+	"github.com/onceproof/onceproof/harness/capture"
 )
 
 // DefaultDownstreamName names a downstream section that gives no name.
@@ -40,7 +39,8 @@ type DownstreamSpec struct {
 	Listen string
 }
 
-func (s DownstreamSpec) withDefaults() DownstreamSpec {
+// WithDefaults fills the default name and key header.
+func (s DownstreamSpec) WithDefaults() DownstreamSpec {
 	if s.Name == "" {
 		s.Name = DefaultDownstreamName
 	}
@@ -50,7 +50,7 @@ func (s DownstreamSpec) withDefaults() DownstreamSpec {
 	return s
 }
 
-// Downstream plays a tool's HTTP dependency with a [Capture] endpoint: it
+// Downstream plays a tool's HTTP dependency with a [capture.Server] endpoint: it
 // accepts any path, records every request the tool makes to it, attributes
 // each to the operation whose marker its body or URL contains, and answers
 // as that operation's plan says (success, a lost response after doing the
@@ -62,7 +62,7 @@ func (s DownstreamSpec) withDefaults() DownstreamSpec {
 // request that carried no key (see [DownstreamEffects]).
 type Downstream struct {
 	spec    DownstreamSpec
-	capture *Capture
+	capture *capture.Server
 
 	mu     sync.Mutex
 	expect map[string]*Expectation
@@ -87,19 +87,19 @@ func NewDownstream(spec DownstreamSpec) (*Downstream, error) {
 	if ip, err := netip.ParseAddr(host); host != "localhost" && (err != nil || !ip.IsLoopback()) {
 		return nil, fmt.Errorf("%w: listen %q: want a loopback address (127.0.0.1:PORT): the endpoint is for a tool on this machine", ErrDownstream, addr)
 	}
-	return listenDownstream(spec, addr, func(a netip.Addr) bool { return a.IsLoopback() })
+	return ListenDownstream(spec, addr, func(a netip.Addr) bool { return a.IsLoopback() })
 }
 
-// listenDownstream starts the endpoint on addr, accepting connections only
+// ListenDownstream starts the endpoint on addr, accepting connections only
 // from the addresses allow admits.
-func listenDownstream(spec DownstreamSpec, addr string, allow func(netip.Addr) bool) (*Downstream, error) {
-	spec = spec.withDefaults()
+func ListenDownstream(spec DownstreamSpec, addr string, allow func(netip.Addr) bool) (*Downstream, error) {
+	spec = spec.WithDefaults()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: listen %s: %w", ErrDownstream, spec.Name, addr, err)
 	}
 	d := &Downstream{spec: spec, expect: map[string]*Expectation{}, keys: map[string]string{}}
-	d.capture = serveCapture(admitting{Listener: ln, allow: allow}, spec.KeyHeader)
+	d.capture = capture.Serve(admitting{Listener: ln, allow: allow}, spec.KeyHeader)
 	d.capture.SetAnswerer(d.answer)
 	return d, nil
 }
@@ -158,7 +158,7 @@ type Outbound struct {
 	// empty one.
 	Key    string
 	HasKey bool
-	Answer CaptureAnswer
+	Answer capture.Answer
 	// Reused is the marker of another operation that sent the same key
 	// before ("" when none did).
 	Reused string
@@ -193,7 +193,7 @@ func DownstreamEffects(log []Outbound) int {
 type Expectation struct {
 	d       *Downstream
 	marker  string
-	answers []CaptureAnswer
+	answers []capture.Answer
 	log     []Outbound
 	taken   int
 }
@@ -202,8 +202,8 @@ type Expectation struct {
 // operation: the k-th of them (from 0) is answered answers[k], and those
 // after the last answer succeed. Close the Expectation when the operation
 // is over; later requests with its marker count as stray.
-func (d *Downstream) Expect(marker string, answers []CaptureAnswer) *Expectation {
-	x := &Expectation{d: d, marker: marker, answers: append([]CaptureAnswer(nil), answers...)}
+func (d *Downstream) Expect(marker string, answers []capture.Answer) *Expectation {
+	x := &Expectation{d: d, marker: marker, answers: append([]capture.Answer(nil), answers...)}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.expect[marker] = x
@@ -237,16 +237,16 @@ func (x *Expectation) Close() {
 }
 
 // answer is the endpoint's Answerer.
-func (d *Downstream) answer(rec *Captured) CaptureAnswer {
+func (d *Downstream) answer(rec *capture.Record) capture.Answer {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	x := d.claim(rec)
 	if x == nil {
 		d.stray++
-		return CaptureAnswer{Kind: CaptureOK}
+		return capture.Answer{Kind: capture.KindOK}
 	}
 	k := len(x.log)
-	ans := CaptureAnswer{Kind: CaptureOK}
+	ans := capture.Answer{Kind: capture.KindOK}
 	if k < len(x.answers) {
 		ans = x.answers[k]
 	}
@@ -264,7 +264,7 @@ func (d *Downstream) answer(rec *Captured) CaptureAnswer {
 
 // claim finds the operation rec belongs to: the one whose marker its body
 // or URL contains (the longest, should one marker contain another).
-func (d *Downstream) claim(rec *Captured) *Expectation {
+func (d *Downstream) claim(rec *capture.Record) *Expectation {
 	markers := make([]string, 0, len(d.expect))
 	for m := range d.expect {
 		markers = append(markers, m)
@@ -277,46 +277,6 @@ func (d *Downstream) claim(rec *Captured) *Expectation {
 	}
 	return nil
 }
-
-// startDownstream starts the endpoint that plays the tool's dependency, if
-// it has one, on the gateway address of the environment's network: the
-// tool containers reach it there, and it admits connections only from the
-// network and from loopback. The Docker engine must run on this host (its
-// bridge is then one of this host's interfaces).
-func (e *Env) startDownstream(ctx context.Context) error {
-	if e.spec.Downstream == nil {
-		return nil
-	}
-	spec := e.spec.Downstream.withDefaults()
-	res, err := e.docker.NetworkInspect(ctx, e.net.ID, client.NetworkInspectOptions{})
-	if err != nil {
-		return fmt.Errorf("%w %s: inspect the network: %w", ErrDownstream, spec.Name, err)
-	}
-	var gw netip.Addr
-	var subnet netip.Prefix
-	for _, c := range res.Network.IPAM.Config {
-		if c.Gateway.Is4() && c.Subnet.IsValid() {
-			gw, subnet = c.Gateway, c.Subnet
-			break
-		}
-	}
-	if !gw.IsValid() {
-		return fmt.Errorf("%w %s: the container network has no IPv4 gateway to listen on", ErrDownstream, spec.Name)
-	}
-	d, err := listenDownstream(spec, net.JoinHostPort(gw.String(), "0"), func(a netip.Addr) bool {
-		return a.IsLoopback() || subnet.Contains(a)
-	})
-	if err != nil {
-		return fmt.Errorf("%w (the tool containers reach onceproof at their network's gateway, so the Docker engine must run on this host)", err)
-	}
-	e.downstream = d
-	e.logf("downstream %s at %s (given to the tool as %s)", spec.Name, d.URL(), spec.Env)
-	return nil
-}
-
-// Downstream is the endpoint playing the tool's dependency (nil when the
-// spec has none).
-func (e *Env) Downstream() *Downstream { return e.downstream }
 
 // Downstreamed is a tool that calls an HTTP dependency (a payment provider)
 // which onceproof plays; Downstream is nil when it calls none.

@@ -1,21 +1,21 @@
 package harness
 
 import (
-	"bytes"
 	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/onceproof/onceproof/harness/capture"
 )
 
 func TestDownstreamEffects(t *testing.T) {
-	ok, lose, reset, unavailable := CaptureAnswer{Kind: CaptureOK}, CaptureAnswer{Kind: CaptureLose}, CaptureAnswer{Kind: CaptureReset}, CaptureAnswer{Kind: CaptureStatus, Status: 503}
-	call := func(key string, a CaptureAnswer) Outbound { return Outbound{Key: key, HasKey: key != "", Answer: a} }
+	ok, lose, reset, unavailable := capture.Answer{Kind: capture.KindOK}, capture.Answer{Kind: capture.KindLose}, capture.Answer{Kind: capture.KindReset}, capture.Answer{Kind: capture.KindStatus, Status: 503}
+	call := func(key string, a capture.Answer) Outbound { return Outbound{Key: key, HasKey: key != "", Answer: a} }
 	for _, tc := range []struct {
 		log    []Outbound
 		want   int
@@ -55,7 +55,7 @@ func TestDownstreamAttributesAndAnswers(t *testing.T) {
 	d, err := NewDownstream(DownstreamSpec{Name: "payments", KeyHeader: "X-Charge-Key"})
 	require.NoError(t, err)
 	defer d.Close()
-	x := d.Expect("m-0001", []CaptureAnswer{{Kind: CaptureLose}, {Kind: CaptureReset}, {Kind: CaptureStatus, Status: 503}})
+	x := d.Expect("m-0001", []capture.Answer{{Kind: capture.KindLose}, {Kind: capture.KindReset}, {Kind: capture.KindStatus, Status: 503}})
 	y := d.Expect("m-0002", nil)
 
 	_, err = postTo(t, d.URL()+"/charges", "X-Charge-Key", "k1", `{"description":"refund m-0001"}`)
@@ -82,8 +82,8 @@ func TestDownstreamAttributesAndAnswers(t *testing.T) {
 		assert.Equal(t, "k1", o.Key, "the key is read from the configured header")
 		assert.Empty(t, o.Reused)
 	}
-	assert.Equal(t, []CaptureKind{CaptureLose, CaptureReset, CaptureStatus, CaptureOK},
-		[]CaptureKind{log[0].Answer.Kind, log[1].Answer.Kind, log[2].Answer.Kind, log[3].Answer.Kind})
+	assert.Equal(t, []capture.Kind{capture.KindLose, capture.KindReset, capture.KindStatus, capture.KindOK},
+		[]capture.Kind{log[0].Answer.Kind, log[1].Answer.Kind, log[2].Answer.Kind, log[3].Answer.Kind})
 	assert.Equal(t, 1, DownstreamEffects(log))
 	assert.Len(t, x.Take(), 4, "Take returns what is new")
 	assert.Empty(t, x.Take())
@@ -105,66 +105,10 @@ func TestDownstreamListen(t *testing.T) {
 	require.Contains(t, err.Error(), "loopback")
 
 	// An endpoint closes connections from addresses it does not admit.
-	d, err := listenDownstream(DownstreamSpec{}, "127.0.0.1:0", func(netip.Addr) bool { return false })
+	d, err := ListenDownstream(DownstreamSpec{}, "127.0.0.1:0", func(netip.Addr) bool { return false })
 	require.NoError(t, err)
 	defer d.Close()
 	assert.Equal(t, DefaultDownstreamName, d.Name())
 	_, err = postTo(t, d.URL()+"/charges", DefaultKeyHeader, "k", `{}`)
 	require.Error(t, err, "a connection from outside the network is closed")
-}
-
-// TestAttemptColumns: the replica that served each attempt, and where an
-// outbound attempt went with which key, show in the attempt table, the
-// timeline's lane labels and the JSON report (which the schema accepts).
-func TestAttemptColumns(t *testing.T) {
-	c := &Counterexample{Plan: "p", Violation: "v", Attempts: []Attempt{
-		{N: 1, Op: "op-x-00000001", Outcome: OK, Status: 201, Replica: 2, Before: 0, After: 1, End: time.Millisecond},
-		{N: 2, Op: "op-x-00000001", Outcome: Unknown, Link: "payments", Key: "charge-0123456789abcdef", Fault: "lose-response (the provider did the work)", Before: 0, After: 1, Start: time.Millisecond, End: 2 * time.Millisecond},
-		{N: 3, Op: "op-x-00000001", Outcome: OK, Status: 201, Link: "payments", Before: 1, After: 2, Start: 2 * time.Millisecond, End: 3 * time.Millisecond},
-	}}
-	text := c.String()
-	assert.Contains(t, text, "#  op    replica  to        key          fault")
-	assert.Regexp(t, `1  op-1  2 +tool +- `, text)
-	assert.Regexp(t, `2  op-1  - +payments +charge-012… `, text)
-	assert.Regexp(t, `3  op-1  - +payments +none `, text)
-	assert.NotContains(t, (&Counterexample{Attempts: []Attempt{{N: 1, Op: "op-1"}}}).String(), "replica", "no column for one process")
-
-	tl := rhBuildTimeline(c, "")
-	assert.Contains(t, tl.Lanes[0].FullLabel, "replica 2")
-	assert.Contains(t, tl.Lanes[1].FullLabel, "→ payments key charge-012…")
-	assert.Contains(t, tl.Lanes[2].FullLabel, "→ payments (no key)")
-
-	r := &Report{Version: ReportVersion, Tools: []ToolReport{{Name: "t", Scenarios: []ScenarioReport{{ID: "downstream", Verdict: Fail, Checks: 1, Reason: "v", Counterexample: c}}}}}
-	comp := jsonschema.NewCompiler()
-	schema, err := jsonschema.UnmarshalJSON(strings.NewReader(ReportSchema))
-	require.NoError(t, err)
-	require.NoError(t, comp.AddResource("report.schema.json", schema))
-	sch, err := comp.Compile("report.schema.json")
-	require.NoError(t, err)
-	var b bytes.Buffer
-	require.NoError(t, r.WriteJSON(&b))
-	assert.Contains(t, b.String(), `"replica": 2`)
-	assert.Contains(t, b.String(), `"link": "payments"`)
-	doc, err := jsonschema.UnmarshalJSON(&b)
-	require.NoError(t, err)
-	require.NoError(t, sch.Validate(doc))
-}
-
-// TestReplicaAliasesAreTheToolsOwn: the aliases of a tool's replicas are
-// its own containers, so an oracle may name one without --allow-remote.
-func TestReplicaAliasesAreTheToolsOwn(t *testing.T) {
-	src := strings.Join([]string{
-		"version: 1",
-		"tools:",
-		"  - name: t",
-		"    container: {image: onceproof/fixture:dev, port: 8080, replicas: 2}",
-		`    http: {url: "http://tool:8080/tickets", body: '{"subject":"{{.Marker}}"}'}`,
-		`    oracle: {http: {url: "http://tool-2:8080/count?marker={{.Marker}}", count: /count}}`,
-	}, "\n") + "\n"
-	s, err := ParseSpec("spec.yaml", []byte(src))
-	require.NoError(t, err)
-	require.Equal(t, 2, s.Tools[0].Container.Replicas)
-	require.NoError(t, s.Tools[0].CheckTargets(nil, "spec.yaml"))
-	assert.Equal(t, "tool-2", ReplicaAlias("tool", 2, 2))
-	assert.Equal(t, "tool", ReplicaAlias("tool", 1, 1), "one replica keeps the tool's name")
 }

@@ -62,9 +62,9 @@ type Guard struct {
 	table map[string][]netip.Addr
 }
 
-// trusting returns a guard like g that also lets hostport (one of the run's
-// own containers, at its mapped port) through as it is.
-func (g *Guard) trusting(hostport string) *Guard {
+// Trusting returns a copy of g that also lets hostport through (an address
+// a container alias was resolved to: one of the tool's own containers).
+func (g *Guard) Trusting(hostport string) *Guard {
 	g = guardOrZero(g)
 	return &Guard{AllowRemote: g.AllowRemote, Hosts: g.Hosts, Dial: g.Dial, trusted: hostport}
 }
@@ -203,7 +203,7 @@ func (g *Guard) CheckURL(raw string) error {
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("%w: cannot find the host of %q", ErrRemoteTarget, raw)
 	}
-	return g.Check(urlHostPort(u))
+	return g.Check(HostPort(u))
 }
 
 // ResolveURL returns raw with its host replaced as Resolve does.
@@ -220,8 +220,9 @@ func (g *Guard) ResolveURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
-// urlHostPort is a URL's host:port, the scheme's default port applied.
-func urlHostPort(u *url.URL) string {
+// HostPort is a URL's host:port, the scheme's default port applied (80,
+// 443, 5432 for PostgreSQL, 6379 for Redis).
+func HostPort(u *url.URL) string {
 	if u.Port() != "" {
 		return u.Host
 	}
@@ -254,7 +255,7 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	}
 	d := &net.Dialer{}
 	if !g.AllowRemote && addr != g.trusted {
-		d.Control = loopbackOnly
+		d.Control = LoopbackOnly
 	}
 	return d.DialContext(ctx, network, lit)
 }
@@ -262,7 +263,10 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 // lookupFunc resolves host through the guard, for pgx (its LookupFunc): a
 // literal loopback address, or the one the hosts table gives a loopback
 // name. It asks DNS only with AllowRemote.
-func (g *Guard) lookupFunc(ctx context.Context, host string) ([]string, error) {
+// LookupHost resolves host as the guard allows (loopback names from the
+// hosts table, a trusted address, or any with AllowRemote), for libraries
+// that resolve names themselves (pgx).
+func (g *Guard) LookupHost(ctx context.Context, host string) ([]string, error) {
 	g = guardOrZero(g)
 	if g.AllowRemote {
 		return net.DefaultResolver.LookupHost(ctx, host)
@@ -279,9 +283,9 @@ func (g *Guard) lookupFunc(ctx context.Context, host string) ([]string, error) {
 	return []string{lit}, nil
 }
 
-// loopbackOnly is a net.Dialer Control function: it refuses a connection to
+// LoopbackOnly is a net.Dialer Control function: it refuses a connection to
 // a non-loopback address at connect time.
-func loopbackOnly(network, address string, _ syscall.RawConn) error {
+func LoopbackOnly(network, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w %s: not an address (%s)", ErrRemoteTarget, address, remoteHint)
@@ -312,7 +316,7 @@ func (g *Guard) HTTPClient(timeout time.Duration) *http.Client {
 			if len(via) >= maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
 			}
-			if err := g.Check(urlHostPort(req.URL)); err != nil {
+			if err := g.Check(HostPort(req.URL)); err != nil {
 				return fmt.Errorf("redirect to %s: %w", req.URL.Redacted(), err)
 			}
 			return nil

@@ -1,79 +1,24 @@
-package harness
+package harness_test
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/harnesstest"
+	"github.com/onceproof/onceproof/harness/mcp"
 )
 
-// recorder is a guard's hosts table and dialer for tests: it records every
-// name looked up and every address dialled, and dials for real (loopback
-// only ever reaches it).
-type recorder struct {
-	mu      sync.Mutex
-	lookups []string
-	dials   []string
-	table   map[string][]netip.Addr
-}
-
-func newRecorder(table map[string]string) *recorder {
-	r := &recorder{table: map[string][]netip.Addr{}}
-	for name, addrs := range table {
-		for _, a := range strings.Fields(addrs) {
-			r.table[name] = append(r.table[name], netip.MustParseAddr(a))
-		}
-	}
-	return r
-}
-
-func (r *recorder) guard() *Guard {
-	return &Guard{
-		Hosts: func(name string) []netip.Addr {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.lookups = append(r.lookups, name)
-			return r.table[name]
-		},
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			r.mu.Lock()
-			r.dials = append(r.dials, addr)
-			r.mu.Unlock()
-			return (&net.Dialer{Control: loopbackOnly}).DialContext(ctx, network, addr)
-		},
-	}
-}
-
-// onlyLoopbackDials fails unless every dialled address is a literal
-// loopback address: no name ever reached a resolver, no connection left the
-// machine.
-func (r *recorder) onlyLoopbackDials(t *testing.T) {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, d := range r.dials {
-		ap, err := netip.ParseAddrPort(d)
-		require.NoError(t, err, "dialled %q: not a literal address", d)
-		require.True(t, ap.Addr().Unmap().IsLoopback(), "dialled %s", d)
-	}
-}
-
-func (r *recorder) dialled() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.dials...)
-}
-
 func TestGuardResolve(t *testing.T) {
-	rec := newRecorder(map[string]string{
+	rec := harnesstest.NewRecorder(map[string]string{
 		"db.local":    "127.0.0.1 ::1",
 		"v6.local":    "::1",
 		"mixed.local": "127.0.0.1 10.0.0.7",
@@ -110,7 +55,7 @@ func TestGuardResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
-			g := rec.guard()
+			g := rec.Guard()
 			g.AllowRemote = tt.allowRemote
 			got, err := g.Resolve(tt.hostport)
 			if tt.refused == "" {
@@ -119,17 +64,16 @@ func TestGuardResolve(t *testing.T) {
 				return
 			}
 			require.Error(t, err, tt.reason)
-			assert.ErrorIs(t, err, ErrRemoteTarget)
-			assert.NotErrorIs(t, err, ErrSpec)
+			assert.ErrorIs(t, err, harness.ErrRemoteTarget)
 			assert.Contains(t, err.Error(), tt.refused)
 			assert.Contains(t, err.Error(), "unless remote targets are explicitly allowed", "a refusal says how to get past it")
 		})
 	}
-	assert.Empty(t, rec.dialled(), "resolving dials nothing")
+	assert.Empty(t, rec.Dialled(), "resolving dials nothing")
 }
 
 func TestParseHosts(t *testing.T) {
-	table := ParseHosts([]byte("# comment\n127.0.0.1\tlocalhost Box.Local. # trailing\n::1 localhost ip6-localhost\nnot-an-ip name\n10.0.0.9 far\n\n"))
+	table := harness.ParseHosts([]byte("# comment\n127.0.0.1\tlocalhost Box.Local. # trailing\n::1 localhost ip6-localhost\nnot-an-ip name\n10.0.0.9 far\n\n"))
 	assert.Equal(t, []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}, table["localhost"])
 	assert.Equal(t, []netip.Addr{netip.MustParseAddr("127.0.0.1")}, table["box.local"], "names are lowercased, root dot dropped")
 	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.0.0.9")}, table["far"])
@@ -141,8 +85,8 @@ func TestGuardDialsOnlyLiteralLoopback(t *testing.T) {
 	require.NoError(t, err)
 	defer ln.Close()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	rec := newRecorder(map[string]string{"tool.local": "127.0.0.1", "far.local": "10.0.0.9"})
-	g := rec.guard()
+	rec := harnesstest.NewRecorder(map[string]string{"tool.local": "127.0.0.1", "far.local": "10.0.0.9"})
+	g := rec.Guard()
 	ctx := context.Background()
 
 	c, err := g.DialContext(ctx, "tcp", net.JoinHostPort("tool.local", port))
@@ -150,22 +94,22 @@ func TestGuardDialsOnlyLiteralLoopback(t *testing.T) {
 	c.Close()
 	for _, addr := range []string{"10.0.0.1:80", "far.local:80", "example.com:443", "[2001:db8::1]:443"} {
 		_, err := g.DialContext(ctx, "tcp", addr)
-		require.ErrorIs(t, err, ErrRemoteTarget, addr)
+		require.ErrorIs(t, err, harness.ErrRemoteTarget, addr)
 	}
-	assert.Equal(t, []string{"127.0.0.1:" + port}, rec.dialled(), "only the literal loopback address was dialled")
-	rec.onlyLoopbackDials(t)
+	assert.Equal(t, []string{"127.0.0.1:" + port}, rec.Dialled(), "only the literal loopback address was dialled")
+	rec.OnlyLoopbackDials(t)
 }
 
 func TestLoopbackOnlyRefusesAtConnectTime(t *testing.T) {
 	// The default dialer's Control refuses a non-loopback address even if a
 	// caller hands it one directly.
-	require.NoError(t, loopbackOnly("tcp4", "127.0.0.1:80", nil))
-	require.NoError(t, loopbackOnly("tcp6", "[::1]:80", nil))
-	err := loopbackOnly("tcp4", "10.0.0.1:80", nil)
-	require.ErrorIs(t, err, ErrRemoteTarget)
-	d := &net.Dialer{Control: loopbackOnly}
+	require.NoError(t, harness.LoopbackOnly("tcp4", "127.0.0.1:80", nil))
+	require.NoError(t, harness.LoopbackOnly("tcp6", "[::1]:80", nil))
+	err := harness.LoopbackOnly("tcp4", "10.0.0.1:80", nil)
+	require.ErrorIs(t, err, harness.ErrRemoteTarget)
+	d := &net.Dialer{Control: harness.LoopbackOnly}
 	_, err = d.DialContext(context.Background(), "tcp", "192.0.2.1:80")
-	require.ErrorIs(t, err, ErrRemoteTarget, "refused before any packet leaves")
+	require.ErrorIs(t, err, harness.ErrRemoteTarget, "refused before any packet leaves")
 }
 
 func TestHTTPOracleRedirectsAreGuarded(t *testing.T) {
@@ -175,15 +119,15 @@ func TestHTTPOracleRedirectsAreGuarded(t *testing.T) {
 				http.Redirect(w, r, target, http.StatusFound)
 			}))
 			defer srv.Close()
-			rec := newRecorder(nil)
-			o, err := NewHTTPOracle(srv.URL+"/count?m={{.Marker}}", "/count")
+			rec := harnesstest.NewRecorder(nil)
+			o, err := harness.NewHTTPOracle(srv.URL+"/count?m={{.Marker}}", "/count")
 			require.NoError(t, err)
-			o.Guard = rec.guard()
+			o.Guard = rec.Guard()
 			_, err = o.Count(context.Background(), "m-1")
-			require.ErrorIs(t, err, ErrRemoteTarget)
-			assert.NotErrorIs(t, err, ErrOracleShape)
+			require.ErrorIs(t, err, harness.ErrRemoteTarget)
+			assert.NotErrorIs(t, err, harness.ErrOracleShape)
 			assert.Contains(t, err.Error(), "redirect to "+target)
-			assert.Equal(t, []string{strings.TrimPrefix(srv.URL, "http://")}, rec.dialled(), "only the loopback oracle was dialled")
+			assert.Equal(t, []string{strings.TrimPrefix(srv.URL, "http://")}, rec.Dialled(), "only the loopback oracle was dialled")
 		})
 	}
 }
@@ -197,194 +141,67 @@ func TestHTTPOracleFollowsLoopbackRedirects(t *testing.T) {
 		_, _ = w.Write([]byte(`{"count":2}`))
 	}))
 	defer srv.Close()
-	rec := newRecorder(nil)
-	o, err := NewHTTPOracle(srv.URL+"/old?m={{.Marker}}", "/count")
+	rec := harnesstest.NewRecorder(nil)
+	o, err := harness.NewHTTPOracle(srv.URL+"/old?m={{.Marker}}", "/count")
 	require.NoError(t, err)
-	o.Guard = rec.guard()
+	o.Guard = rec.Guard()
 	n, err := o.Count(context.Background(), "m")
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
-	assert.Len(t, rec.dialled(), 2, "one connection per request: no idle connections kept")
-	rec.onlyLoopbackDials(t)
+	assert.Len(t, rec.Dialled(), 2, "one connection per request: no idle connections kept")
+	rec.OnlyLoopbackDials(t)
 }
 
 func TestOraclesRefuseRemoteAddressesWithoutConnecting(t *testing.T) {
-	mk := func(url string) *HTTPOracle {
-		o, err := NewHTTPOracle(url, "/n")
+	mk := func(url string) *harness.HTTPOracle {
+		o, err := harness.NewHTTPOracle(url, "/n")
 		require.NoError(t, err)
 		return o
 	}
 	for _, tc := range []struct {
 		reason string
-		oracle Oracle
+		oracle harness.Oracle
 	}{
 		{"http oracle at a remote address", mk("http://10.0.0.1:9/{{.Marker}}")},
 		{"http oracle at a name outside the hosts table", mk("http://count.example/{{.Marker}}")},
-		{"sql oracle at a remote address", &SQLOracle{DSN: "postgres://u:p@10.0.0.1:5432/db", Query: "select $1::int"}},
-		{"sql oracle at a name outside the hosts table", &SQLOracle{DSN: "postgres://u:p@db.example/db", Query: "select $1::int"}},
-		{"redis oracle at a remote address", &RedisOracle{URL: "redis://10.0.0.1:6379/0", Command: []*Template{MustTemplate("SCARD"), MustTemplate("{{.Marker}}")}}},
-		{"redis oracle at a name outside the hosts table", &RedisOracle{URL: "redis://cache.example/0", Command: []*Template{MustTemplate("SCARD"), MustTemplate("{{.Marker}}")}}},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
-			rec := newRecorder(nil)
-			o := GuardOracle(tc.oracle, rec.guard())
-			defer closeOracle(o)
+			rec := harnesstest.NewRecorder(nil)
+			o := harness.GuardOracle(tc.oracle, rec.Guard())
+			defer harness.CloseOracle(o)
 			_, err := o.Count(context.Background(), "m-1")
-			require.ErrorIs(t, err, ErrRemoteTarget, tc.reason)
-			require.ErrorIs(t, err, ErrOracle)
-			assert.Empty(t, rec.dialled(), "no connection was attempted")
+			require.ErrorIs(t, err, harness.ErrRemoteTarget, tc.reason)
+			require.ErrorIs(t, err, harness.ErrOracle)
+			assert.Empty(t, rec.Dialled(), "no connection was attempted")
 		})
 	}
 }
 
-func TestStoreOraclesDialThroughTheGuard(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close() // not a database: the query fails after the dial
-		}
-	}()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	for _, o := range []Oracle{
-		&SQLOracle{DSN: "postgres://u:p@store.local:" + port + "/db?sslmode=disable", Query: "select $1::int"},
-		&RedisOracle{URL: "redis://store.local:" + port + "/0", Command: []*Template{MustTemplate("SCARD"), MustTemplate("{{.Marker}}")}},
-	} {
-		rec := newRecorder(map[string]string{"store.local": "127.0.0.1"})
-		g := GuardOracle(o, rec.guard())
-		_, err := g.Count(context.Background(), "m")
-		closeOracle(g)
-		require.Error(t, err)
-		assert.NotErrorIs(t, err, ErrRemoteTarget)
-		require.NotEmpty(t, rec.dialled(), "%s dialled through the guard", o)
-		assert.Equal(t, "127.0.0.1:"+port, rec.dialled()[0], "the hosts-table name was dialled as its literal address")
-		rec.onlyLoopbackDials(t)
-	}
-}
-
 func TestToolsResolveTheirAddressThroughTheGuard(t *testing.T) {
-	oracle := OracleFunc(func(context.Context, string) (int, error) { return 0, nil })
-	rec := newRecorder(map[string]string{"tool.local": "127.0.0.1"})
-	tool, err := NewHTTPTool(HTTPConfig{Name: "t", URL: "http://tool.local:8080/x", Body: "{{.Marker}}", Oracle: oracle, Guard: rec.guard()})
+	oracle := harness.OracleFunc(func(context.Context, string) (int, error) { return 0, nil })
+	rec := harnesstest.NewRecorder(map[string]string{"tool.local": "127.0.0.1"})
+	tool, err := harness.NewHTTPTool(harness.HTTPConfig{Name: "t", URL: "http://tool.local:8080/x", Body: "{{.Marker}}", Oracle: oracle, Guard: rec.Guard()})
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1:8080", tool.Upstream(), "the proxy is given the literal address")
-	call, err := tool.Prepare(Operation{ID: "o", Key: "k", Marker: "m"})
+	call, err := tool.Prepare(harness.Operation{ID: "o", Key: "k", Marker: "m"})
 	require.NoError(t, err)
 	assert.Contains(t, string(call.Wire), "Host: tool.local:8080\r\n", "the request still names the host as written")
 
-	mcp, err := NewMCPTool(MCPConfig{Name: "m", URL: "http://localhost:9/mcp", Tool: "x", Arguments: `{"m":"{{.Marker}}"}`, KeyArgument: "k", Oracle: oracle, Guard: rec.guard()})
+	mt, err := mcp.NewMCPTool(mcp.MCPConfig{Name: "m", URL: "http://localhost:9/mcp", Tool: "x", Arguments: `{"m":"{{.Marker}}"}`, KeyArgument: "k", Oracle: oracle, Guard: rec.Guard()})
 	require.NoError(t, err)
-	assert.Equal(t, "127.0.0.1:9", mcp.Upstream())
-	assert.Equal(t, "127.0.0.1:9", mcp.Fork().Upstream(), "a fork for overlapping trials reaches the same address")
+	assert.Equal(t, "127.0.0.1:9", mt.Upstream())
+	assert.Equal(t, "127.0.0.1:9", mt.Fork().Upstream(), "a fork for overlapping trials reaches the same address")
 
 	for _, url := range []string{"http://10.0.0.1:8080/x", "http://tool.example/x"} {
-		_, err = NewHTTPTool(HTTPConfig{Name: "t", URL: url, Body: "{{.Marker}}", Oracle: oracle, Guard: rec.guard()})
-		require.ErrorIs(t, err, ErrRemoteTarget, url)
-		_, err = NewMCPTool(MCPConfig{Name: "m", URL: url, Tool: "x", Arguments: `{"m":"{{.Marker}}"}`, KeyArgument: "k", Oracle: oracle, Guard: rec.guard()})
-		require.ErrorIs(t, err, ErrRemoteTarget, url)
+		_, err = harness.NewHTTPTool(harness.HTTPConfig{Name: "t", URL: url, Body: "{{.Marker}}", Oracle: oracle, Guard: rec.Guard()})
+		require.ErrorIs(t, err, harness.ErrRemoteTarget, url)
+		_, err = mcp.NewMCPTool(mcp.MCPConfig{Name: "m", URL: url, Tool: "x", Arguments: `{"m":"{{.Marker}}"}`, KeyArgument: "k", Oracle: oracle, Guard: rec.Guard()})
+		require.ErrorIs(t, err, harness.ErrRemoteTarget, url)
 	}
-	_, err = NewHTTPTool(HTTPConfig{Name: "t", URL: "http://10.0.0.1:8080/x", Body: "{{.Marker}}", Oracle: oracle})
-	require.ErrorIs(t, err, ErrRemoteTarget, "without a guard: loopback only")
-	tool, err = NewHTTPTool(HTTPConfig{Name: "t", URL: "http://tool.example:8080/x", Body: "{{.Marker}}", Oracle: oracle, Guard: &Guard{AllowRemote: true}})
+	_, err = harness.NewHTTPTool(harness.HTTPConfig{Name: "t", URL: "http://10.0.0.1:8080/x", Body: "{{.Marker}}", Oracle: oracle})
+	require.ErrorIs(t, err, harness.ErrRemoteTarget, "without a guard: loopback only")
+	tool, err = harness.NewHTTPTool(harness.HTTPConfig{Name: "t", URL: "http://tool.example:8080/x", Body: "{{.Marker}}", Oracle: oracle, Guard: &harness.Guard{AllowRemote: true}})
 	require.NoError(t, err)
 	assert.Equal(t, "tool.example:8080", tool.Upstream(), "allowed remote names are left to the resolver")
-	assert.Empty(t, rec.dialled())
-}
-
-func TestCheckTargetsLocatesRefusals(t *testing.T) {
-	const text = `version: 1
-tools:
-  - name: local
-    http:
-      url: http://127.0.0.1:8080/tickets
-      body: '{{.Marker}}'
-    oracle:
-      http: {url: "http://localhost:8080/count?marker={{.Marker}}", count: /count}
-      settle: 10ms
-  - name: remote
-    http:
-      url: http://10.0.0.1:8080/tickets
-      body: '{{.Marker}}'
-    oracle:
-      settle: 10ms
-      http:
-        url: "http://{{.Marker}}.example.com/count"
-        count: /count
-  - name: command
-    http:
-      url: http://[::1]:8080/tickets
-      body: '{{.Marker}}'
-    oracle:
-      command: [echo, "0"]
-  - name: store
-    http:
-      url: http://127.0.0.1:8080/tickets
-      body: '{{.Marker}}'
-    oracle:
-      sql: {dsn: "postgres://u:p@db.example/app", query: "select count(*) from t where s = $1"}
-`
-	s, err := ParseSpec("tools.yaml", []byte(text))
-	require.NoError(t, err)
-	rec := newRecorder(nil)
-	g := rec.guard()
-
-	assert.NoError(t, s.Tools[0].CheckTargets(g, "tools.yaml"), "loopback tool and oracle")
-	assert.NoError(t, s.Tools[2].CheckTargets(g, "tools.yaml"), "a command oracle has no address")
-
-	err = s.Tools[1].CheckTargets(g, "tools.yaml")
-	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrRemoteTarget)
-	assert.NotErrorIs(t, err, ErrSpec, "a remote target is not a spec error")
-	lines := strings.Split(err.Error(), "\n")
-	require.Len(t, lines, 2, err.Error())
-	assert.True(t, strings.HasPrefix(lines[0], "tools.yaml:12: tools[1].http.url: remote target 10.0.0.1:8080: 10.0.0.1 is not a loopback address"), lines[0])
-	assert.True(t, strings.HasPrefix(lines[1], "tools.yaml:17: tools[1].oracle.http.url: remote target onceproof-target-check.example.com:80: onceproof-target-check.example.com is not a loopback name"), lines[1])
-	var se *SpecError
-	require.ErrorAs(t, err, &se)
-	assert.Equal(t, 12, se.Line)
-	assert.Equal(t, "tools[1].http.url", se.Field)
-
-	err = s.Tools[3].CheckTargets(g, "tools.yaml")
-	require.ErrorIs(t, err, ErrRemoteTarget)
-	assert.Contains(t, err.Error(), "tools.yaml:30: tools[3].oracle.sql.dsn: remote target db.example:5432")
-
-	assert.NoError(t, s.Tools[1].CheckTargets(&Guard{AllowRemote: true}, "tools.yaml"), "allowRemote permits both")
-	assert.Empty(t, rec.dialled(), "checking dials nothing")
-}
-
-func TestCheckTargetsOfAHandBuiltToolSpec(t *testing.T) {
-	o, err := NewHTTPOracle("http://10.0.0.2:9/count/{{.Marker}}", "/n")
-	require.NoError(t, err)
-	ts := ToolSpec{Name: "lib", HTTP: HTTPConfig{Name: "lib", URL: "http://127.0.0.1:1/x", Oracle: Settled(o, 0)}}
-	err = ts.CheckTargets(nil, "")
-	require.ErrorIs(t, err, ErrRemoteTarget)
-	assert.Equal(t, "oracle.http.url: remote target 10.0.0.2:9: 10.0.0.2 is not a loopback address ("+remoteHint+")", err.Error())
-}
-
-func TestWithGuardReachesToolAndOracle(t *testing.T) {
-	s, err := ParseSpec("tools.yaml", []byte(`version: 1
-tools:
-  - name: t
-    http: {url: "http://far.local:8080/x", body: "{{.Marker}}"}
-    oracle:
-      http: {url: "http://far.local:8080/count/{{.Marker}}", count: /n}
-      settle: 5ms
-`))
-	require.NoError(t, err, "parsing never refuses an address: the run decides")
-	rec := newRecorder(map[string]string{"far.local": "10.0.0.9"})
-	ts := s.Tools[0].WithGuard(rec.guard())
-	_, err = ts.Tool()
-	require.ErrorIs(t, err, ErrRemoteTarget)
-	var se *SpecError
-	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "tools[0].http.url", se.Field)
-	_, err = ts.HTTP.Oracle.Count(context.Background(), "m")
-	require.ErrorIs(t, err, ErrRemoteTarget)
-	assert.Empty(t, rec.dialled())
-	assert.False(t, errors.Is(err, ErrSpec))
+	assert.Empty(t, rec.Dialled())
 }

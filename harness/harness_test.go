@@ -1,20 +1,25 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 func TestKeysAreStableAndCarryNoData(t *testing.T) {
@@ -227,75 +232,6 @@ func TestPrepareWritesOneOwnedRequest(t *testing.T) {
 	require.Equal(t, "127.0.0.1:1", tool.Upstream())
 }
 
-func sampleReport() *Report {
-	return &Report{
-		Version: ReportVersion, Onceproof: "test", Toxiproxy: "embedded",
-		Started: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC),
-		Tools: []ToolReport{{
-			Name: "naive",
-			Scenarios: []ScenarioReport{
-				{ID: "lost-response", Verdict: Fail, Checks: 1, ValidTrials: 1, Seed: 42,
-					Reason: "2 effects for marker m1, want exactly 1",
-					Counterexample: &Counterexample{
-						Plan:      "lose-response/limit-data, then delivered after 0s",
-						Violation: "2 effects for marker m1, want exactly 1",
-						Attempts: []Attempt{
-							{N: 1, Op: "op-1a2b3c4d-00000007", Fault: "lose-response/limit-data", Start: 66 * time.Microsecond, Outcome: Unknown, Before: 0, After: 1},
-							{N: 2, Op: "op-1a2b3c4d-00000007", Start: 4 * time.Millisecond, Outcome: OK, Status: 201, ResultID: "t-7", Before: 1, After: 2},
-						},
-						Effects: []Effect{{Marker: "m1", Count: 2, Want: 1}},
-					},
-					Repro: "onceproof certify --spec tools.yaml --tool naive --scenario lost-response --seed 42"},
-				{ID: "pre-server-error", Verdict: Pass, Passed: true, Checks: 100, ValidTrials: 100, Seed: 42},
-				{ID: "concurrent-duplicate", Verdict: Inconclusive, Checks: 100, ValidTrials: 3, Seed: 42,
-					Reason: "only 3 of 100 trials had their fault fire"},
-			},
-		}},
-	}
-}
-
-// TestReportGolden pins the text and JSON renderings (go test -update
-// rewrites the golden files).
-func TestReportGolden(t *testing.T) {
-	r := sampleReport()
-	r.Tools[0].Finish()
-	require.False(t, r.Tools[0].AgentReady)
-	for _, tc := range []struct {
-		file   string
-		render func(*bytes.Buffer) error
-	}{
-		{"report.txt.golden", func(b *bytes.Buffer) error { return r.WriteText(b) }},
-		{"report.json.golden", func(b *bytes.Buffer) error { return r.WriteJSON(b) }},
-	} {
-		var b bytes.Buffer
-		require.NoError(t, tc.render(&b))
-		path := filepath.Join("testdata", tc.file)
-		if *update {
-			require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
-		}
-		want, err := os.ReadFile(path)
-		require.NoError(t, err, "run go test -update to create %s", path)
-		require.Equal(t, string(want), b.String())
-	}
-}
-
-func TestAgentReadyNeedsEveryScenarioToPass(t *testing.T) {
-	for _, tc := range []struct {
-		tool   ToolReport
-		want   bool
-		reason string
-	}{
-		{ToolReport{Scenarios: []ScenarioReport{{Verdict: Pass}, {Verdict: Pass}}}, true, "all passed"},
-		{ToolReport{Scenarios: []ScenarioReport{{Verdict: Pass}, {Verdict: Inconclusive}}}, false, "inconclusive is not a pass"},
-		{ToolReport{Scenarios: []ScenarioReport{{Verdict: Fail}}}, false, "failed"},
-		{ToolReport{}, false, "nothing ran"},
-		{ToolReport{Error: "preflight", Scenarios: []ScenarioReport{{Verdict: Pass}}}, false, "preflight failed"},
-	} {
-		tc.tool.Finish()
-		require.Equal(t, tc.want, tc.tool.AgentReady, tc.reason)
-	}
-}
-
 func TestTemplatesMayNotPrintTheirDataWhole(t *testing.T) {
 	for _, tc := range []struct {
 		src     string
@@ -320,5 +256,28 @@ func TestTemplatesMayNotPrintTheirDataWhole(t *testing.T) {
 		require.NoError(t, err, tc.reason)
 		b, _ := tpl.Render(op)
 		require.Equal(t, a, b, "the same operation renders the same bytes")
+	}
+}
+
+func TestFailureOfReadsTheErrorsType(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	_, refused := net.Dial("tcp", addr)
+	require.Error(t, refused)
+	for _, tc := range []struct {
+		err    error
+		want   report.Failure
+		reason string
+	}{
+		{refused, report.FailureRefused, "a dial to a closed port"},
+		{fmt.Errorf("read response: %w", io.ErrUnexpectedEOF), report.FailureEOF, "a connection closed mid-answer"},
+		{fmt.Errorf("read: %w", syscall.ECONNRESET), report.FailureReset, "a reset"},
+		{fmt.Errorf("read: %w", os.ErrDeadlineExceeded), report.FailureTimeout, "a deadline"},
+		{errors.New("dial tcp: connection refused"), report.FailureOther, "text that only says so is not classified"},
+		{nil, "", "no error"},
+	} {
+		assert.Equal(t, tc.want, failureOf(tc.err), tc.reason)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -84,15 +85,15 @@ type HTTPTool struct {
 // NewHTTPTool validates c and returns the tool.
 func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 	if c.Name == "" {
-		return nil, fmt.Errorf("http tool: name is empty")
+		return nil, fmt.Errorf("http tool: %w", &FieldError{Field: "name", Err: errors.New("name is empty")})
 	}
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("tool %s: url %q: want http://host:port/path", c.Name, c.URL)
+		return nil, ConfigError(c.Name, "http.url", fmt.Errorf("url %q: want http://host:port/path", c.URL))
 	}
-	upstream, err := c.Guard.Resolve(hostPort(u))
+	upstream, err := c.Guard.Resolve(HostPort(u))
 	if err != nil {
-		return nil, fmt.Errorf("tool %s: url %q: %w", c.Name, c.URL, err)
+		return nil, ConfigError(c.Name, "http.url", fmt.Errorf("url %q: %w", c.URL, err))
 	}
 	t := &HTTPTool{
 		name: c.Name, url: u, upstream: upstream, method: c.Method,
@@ -114,41 +115,41 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 	for k, v := range c.Headers {
 		tpl, err := ParseTemplate("header "+k, v)
 		if err != nil {
-			return nil, fmt.Errorf("tool %s: header %s: %w", c.Name, k, err)
+			return nil, ConfigError(c.Name, "http.headers."+k, err)
 		}
 		t.headers[k] = tpl
 	}
 	if t.body, err = ParseTemplate("body", c.Body); err != nil {
-		return nil, fmt.Errorf("tool %s: body: %w", c.Name, err)
+		return nil, ConfigError(c.Name, "http.body", err)
 	}
 	if c.ErrorBody != "" {
 		if t.errorBody, err = ParseTemplate("error_body", c.ErrorBody); err != nil {
-			return nil, fmt.Errorf("tool %s: error_body: %w", c.Name, err)
+			return nil, ConfigError(c.Name, "http.error_body", err)
 		}
 	}
 	if t.contract, err = c.Contract.Resolve(); err != nil {
-		return nil, fmt.Errorf("tool %s: %w", c.Name, err)
+		return nil, ConfigError(c.Name, "contract", err)
 	}
 	t.capture = t.contract.Captured()
 	if c.ResultID != "" {
 		p, err := ParsePointer(c.ResultID)
 		if err != nil {
-			return nil, fmt.Errorf("tool %s: result_id: %w", c.Name, err)
+			return nil, ConfigError(c.Name, "result_id", err)
 		}
 		t.resultID = &p
 	}
 	if t.oracle == nil {
-		return nil, fmt.Errorf("tool %s: no oracle: the harness cannot count effects without one", c.Name)
+		return nil, ConfigError(c.Name, "oracle", errors.New("no oracle: the harness cannot count effects without one"))
 	}
 	if t.keyHeader == "" && !bytes.Contains([]byte(c.Body), []byte(".Key")) {
-		return nil, fmt.Errorf("tool %s: key_header is empty and the body never uses {{.Key}}: the key would not be sent", c.Name)
+		return nil, ConfigError(c.Name, "http.key_header", errors.New("key_header is empty and the body never uses {{.Key}}: the key would not be sent"))
 	}
-	if err := checkMarker(t, "request"); err != nil {
+	if err := CheckMarker(t, "http.body", "request"); err != nil {
 		return nil, err
 	}
 	if t.errorBody != nil {
 		if err := t.checkErrorBody(c.Body, c.ErrorBody); err != nil {
-			return nil, err
+			return nil, ConfigError(c.Name, "http.error_body", err)
 		}
 	}
 	return t, nil
@@ -175,41 +176,43 @@ func (t *HTTPTool) checkErrorBody(body, errorBody string) error {
 	}
 	switch {
 	case bytes.Equal(a.Wire, b.Wire):
-		return fmt.Errorf("tool %s: error_body: never uses {{.Marker}}: an effect it made could not be counted", t.name)
+		return errors.New("never uses {{.Marker}}: an effect it made could not be counted")
 	case bytes.Equal(a.Wire, ok.Wire):
-		return fmt.Errorf("tool %s: error_body: renders the same request as body: it must be a request the tool refuses", t.name)
+		return errors.New("renders the same request as body: it must be a request the tool refuses")
 	case t.keyHeader == "" && strings.Contains(body, ".Key") && !strings.Contains(errorBody, ".Key"):
-		return fmt.Errorf("tool %s: error_body: never uses {{.Key}}, which carries the key (key_header is empty)", t.name)
+		return errors.New("never uses {{.Key}}, which carries the key (key_header is empty)")
 	}
 	return nil
 }
 
-// checkMarker renders a call twice, with two markers: template errors
+// CheckMarker renders a call twice, with two markers: template errors
 // surface now, and a request the marker never reaches is refused (the oracle
-// could not attribute effects to operations).
-func checkMarker(t Tool, what string) error {
-	a, err := t.Prepare(Operation{ID: "op-check", Key: "key-check", Marker: "marker-check-a", Seed: 1})
+// could not attribute effects to operations). Its errors are
+// [ConfigError]s about field (where the marker belongs; what names it in
+// the message) unless Prepare's error already names its field.
+func CheckMarker(t Tool, field, what string) error {
+	render := func(marker string) ([]byte, error) {
+		c, err := t.Prepare(Operation{ID: "op-check", Key: "key-check", Marker: marker, Seed: 1})
+		if err != nil {
+			if errors.As(err, new(*FieldError)) {
+				return nil, err
+			}
+			return nil, ConfigError(t.Name(), field, err)
+		}
+		return c.Wire, nil
+	}
+	a, err := render("marker-check-a")
 	if err != nil {
 		return err
 	}
-	b, err := t.Prepare(Operation{ID: "op-check", Key: "key-check", Marker: "marker-check-b", Seed: 1})
+	b, err := render("marker-check-b")
 	if err != nil {
 		return err
 	}
-	if bytes.Equal(a.Wire, b.Wire) {
-		return fmt.Errorf("tool %s: the %s never uses {{.Marker}}: the oracle could not tell operations apart", t.Name(), what)
+	if bytes.Equal(a, b) {
+		return ConfigError(t.Name(), field, fmt.Errorf("the %s never uses {{.Marker}}: the oracle could not tell operations apart", what))
 	}
 	return nil
-}
-
-func hostPort(u *url.URL) string {
-	if u.Port() != "" {
-		return u.Host
-	}
-	if u.Scheme == "https" {
-		return net.JoinHostPort(u.Hostname(), "443")
-	}
-	return net.JoinHostPort(u.Hostname(), "80")
 }
 
 // Name implements Tool.
@@ -326,7 +329,7 @@ func (t *HTTPTool) Send(ctx context.Context, conn net.Conn, call *Call, deadline
 	if err != nil {
 		return Reply{Outcome: Unknown, Status: resp.StatusCode, Err: fmt.Errorf("read response body: %w", err)}
 	}
-	r := Reply{Outcome: OK, Status: resp.StatusCode, Body: snippet(body), FullBody: body}
+	r := Reply{Outcome: OK, Status: resp.StatusCode, Body: Snippet(body), FullBody: body}
 	for _, h := range t.capture {
 		if v := resp.Header.Values(h); len(v) > 0 {
 			if r.Headers == nil {
@@ -336,13 +339,13 @@ func (t *HTTPTool) Send(ctx context.Context, conn net.Conn, call *Call, deadline
 		}
 	}
 	if t.resultID != nil && resp.StatusCode/100 == 2 {
-		r.ResultID = resultID(*t.resultID, body)
+		r.ResultID = ReadResultID(*t.resultID, body)
 	}
 	return r
 }
 
-// resultID reads the value at p in a JSON body as a string ("" when absent).
-func resultID(p Pointer, body []byte) string {
+// ReadResultID reads the value at p in a JSON body as a string ("" when absent).
+func ReadResultID(p Pointer, body []byte) string {
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()

@@ -71,9 +71,9 @@ type HTTPOracle struct {
 	Resolve func(hostport string) string
 }
 
-// defaultOracleTimeout bounds one oracle query when the spec sets no
+// DefaultOracleTimeout bounds one oracle query when the spec sets no
 // timeout.
-const defaultOracleTimeout = 10 * time.Second
+const DefaultOracleTimeout = 10 * time.Second
 
 // NewHTTPOracle returns an oracle reading pointer count from GET url.
 func NewHTTPOracle(url, count string) (*HTTPOracle, error) {
@@ -107,7 +107,7 @@ func (o *HTTPOracle) count(ctx context.Context, marker string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	url, mapped, err := resolveURL(raw, o.Resolve)
+	url, mapped, err := ResolveURL(raw, o.Resolve)
 	if err != nil {
 		return 0, err
 	}
@@ -122,11 +122,11 @@ func (o *HTTPOracle) count(ctx context.Context, marker string) (int, error) {
 	if client == nil {
 		timeout := o.Timeout
 		if timeout <= 0 {
-			timeout = defaultOracleTimeout
+			timeout = DefaultOracleTimeout
 		}
 		g := o.Guard
 		if mapped != "" {
-			g = g.trusting(mapped) // one of the run's own containers
+			g = g.Trusting(mapped) // one of the run's own containers
 		}
 		client = g.HTTPClient(timeout)
 	}
@@ -140,17 +140,17 @@ func (o *HTTPOracle) count(ctx context.Context, marker string) (int, error) {
 		return 0, err
 	}
 	if resp.StatusCode/100 != 2 {
-		return 0, fmt.Errorf("status %d: %s", resp.StatusCode, snippet(body))
+		return 0, fmt.Errorf("status %d: %s", resp.StatusCode, Snippet(body))
 	}
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return 0, &FieldError{Field: "oracle.http.url", Err: fmt.Errorf("%w: the response is not JSON: %w: %s", ErrOracleShape, err, snippet(body))}
+		return 0, &FieldError{Field: "oracle.http.url", Err: fmt.Errorf("%w: the response is not JSON: %w: %s", ErrOracleShape, err, Snippet(body))}
 	}
 	v, err := o.Pointer.Lookup(doc)
 	if err != nil {
-		return 0, &FieldError{Field: "oracle.http.count", Err: fmt.Errorf("%w: %w in %s", ErrOracleShape, err, snippet(body))}
+		return 0, &FieldError{Field: "oracle.http.count", Err: fmt.Errorf("%w: %w in %s", ErrOracleShape, err, Snippet(body))}
 	}
 	n, err := countOf(v)
 	if err != nil {
@@ -213,12 +213,12 @@ func (o *CommandOracle) Count(ctx context.Context, marker string) (int, error) {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
 		}
-		return 0, fmt.Errorf("%w %s: %w: %s", ErrOracle, o, err, snippet(stderr.Bytes()))
+		return 0, fmt.Errorf("%w %s: %w: %s", ErrOracle, o, err, Snippet(stderr.Bytes()))
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("%w %s: %w", ErrOracle, o, &FieldError{Field: "oracle.command",
-			Err: fmt.Errorf("%w: printed %q, want a non-negative integer", ErrOracleShape, snippet(out))})
+			Err: fmt.Errorf("%w: printed %q, want a non-negative integer", ErrOracleShape, Snippet(out))})
 	}
 	return n, nil
 }
@@ -275,8 +275,8 @@ func (s *settled) Count(ctx context.Context, marker string) (int, error) {
 	return 0, fmt.Errorf("%w %s: count for %s still moving after %d rounds of %s", ErrOracle, s.o, marker, maxSettleRounds, s.settle)
 }
 
-// snippet shortens b for error messages.
-func snippet(b []byte) string {
+// Snippet shortens b for error messages: trimmed, cut at 200 bytes.
+func Snippet(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > 200 {
 		s = s[:200] + "…"

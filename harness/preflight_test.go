@@ -132,30 +132,3 @@ func TestPreflightOfAReadOnlyToolIgnoresItsResultID(t *testing.T) {
 	// Its verdict (annotations only) compares no results.
 	require.NoError(t, preflightAs(t, HTTPConfig{URL: srv.URL + "/tickets", ResultID: "/nope", Oracle: o}, true))
 }
-
-func TestLocateNamesTheFieldAPreflightFound(t *testing.T) {
-	s, err := ParseSpec("tools.yaml", []byte(`version: 1
-tools:
-  - name: t
-    http: {url: "http://127.0.0.1:8080/x", body: "{{.Marker}}"}
-    result_id: /nope
-    oracle:
-      http:
-        url: "http://127.0.0.1:8080/count/{{.Marker}}"
-        count: /count
-`))
-	require.NoError(t, err)
-	ts := s.Tools[0]
-	found := fmt.Errorf("%w: %w", ErrPreflight, &FieldError{Field: "result_id", Err: fmt.Errorf("%w: /nope finds no value", ErrResultID)})
-	err = ts.Locate(found)
-	assert.Equal(t, "tools.yaml:5: tools[0].result_id: preflight failed: result pointer matches nothing: /nope finds no value", err.Error())
-	assert.ErrorIs(t, err, ErrPreflight)
-	assert.ErrorIs(t, err, ErrResultID)
-	assert.NotErrorIs(t, err, ErrSpec, "found by running the tool: not a spec error (exit 3, not 2)")
-
-	shape := fmt.Errorf("%w: %w", ErrPreflight, fmt.Errorf("%w x: %w", ErrOracle, &FieldError{Field: "oracle.http.count", Err: ErrOracleShape}))
-	assert.Equal(t, "tools.yaml:9: tools[0].oracle.http.count: preflight failed: oracle answer has the wrong shape", ts.Locate(shape).Error())
-
-	plain := fmt.Errorf("%w: no", ErrPreflight)
-	assert.Same(t, plain, ts.Locate(plain), "an error about no field comes back unchanged")
-}

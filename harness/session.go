@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
-	"sort"
-	"strconv"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // ErrPreflight marks a tool that failed the preflight call: the tool, its
@@ -25,10 +27,11 @@ var ErrUnreachable = errors.New("unreachable")
 // ErrResultID marks a result_id pointer that finds nothing in a 2xx answer.
 var ErrResultID = errors.New("result pointer matches nothing")
 
-// FieldError is an error about one field of a tool's spec found by running
-// the tool (the preflight call): Field is its path relative to the tool
-// ("result_id", "oracle.http.count"). [ToolSpec.Locate] turns it into an
-// error naming the file, line and field.
+// FieldError is an error about one field of a tool's configuration, found
+// when building the tool or by running it (the preflight call): Field is
+// its path relative to the tool's spec entry ("result_id",
+// "oracle.http.count"). The spec package turns it into an error naming the
+// file, line and field.
 type FieldError struct {
 	Field string
 	Err   error
@@ -39,6 +42,14 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
 
 // Unwrap returns Err.
 func (e *FieldError) Unwrap() error { return e.Err }
+
+// ConfigError is how a tool constructor reports a bad configuration:
+// "tool NAME: FIELD: ERR", wrapping a [*FieldError] whose Field is the
+// path of the field at fault relative to the tool's spec entry ("http.url",
+// "mcp.arguments"), so that a caller locates it without reading the text.
+func ConfigError(tool, field string, err error) error {
+	return fmt.Errorf("tool %s: %w", tool, &FieldError{Field: field, Err: err})
+}
 
 // Session is one tool behind one fault proxy (one per replica, for a
 // [Replicated] tool). Toxics act on every connection through the proxy, so
@@ -134,7 +145,7 @@ func sanitize(s string) string {
 // tool's) connections; a forked Session leaves the oracle open.
 func (s *Session) Close(ctx context.Context) error {
 	if !s.forked {
-		closeOracle(s.oracle)
+		CloseOracle(s.oracle)
 	}
 	s.closeTool()
 	var errs []error
@@ -183,115 +194,6 @@ func (s *Session) Arm(ctx context.Context, f faults.Fault) (faults.Disarm, error
 	return armAll(ctx, f, s.replicas)
 }
 
-// Attempt is the record of one transmission.
-type Attempt struct {
-	// N numbers attempts within a trial from 1.
-	N int `json:"n"`
-	// Op is the operation id; Marker its marker.
-	Op     string `json:"op"`
-	Marker string `json:"marker,omitempty"`
-	// Fault is the fault armed for this attempt ("" for none).
-	Fault string `json:"fault,omitempty"`
-	// Delay is the wait before the attempt (the retry backoff).
-	Delay time.Duration `json:"delay_ns"`
-	// Deadline is how long the caller waited for an answer before giving
-	// up: the tool's timeout unless the plan had it give up sooner (then
-	// the time it did).
-	Deadline time.Duration `json:"deadline_ns,omitempty"`
-	// Start and End are offsets from the start of the trial.
-	Start time.Duration `json:"start_ns"`
-	End   time.Duration `json:"end_ns"`
-	// Outcome is ok, failed or unknown.
-	Outcome  Outcome `json:"outcome"`
-	Status   int     `json:"status,omitempty"`
-	ResultID string  `json:"result_id,omitempty"`
-	// Body is the start of the response body.
-	Body string `json:"body,omitempty"`
-	// Headers are the values of the response headers the tool's contract
-	// compares (replay_headers, replayed_header), by canonical name; an
-	// absent header is left out.
-	Headers map[string]string `json:"headers,omitempty"`
-	// body is the whole response body, for comparing replays.
-	body  []byte
-	Error string `json:"error,omitempty"`
-	// Note says how the attempt went out (an MCP call's session).
-	Note string `json:"note,omitempty"`
-	// Replica is the replica that served the attempt (from 1), for a tool
-	// that runs as several; 0 otherwise.
-	Replica int `json:"replica,omitempty"`
-	// Link names the dependency an outbound attempt of the tool went to
-	// (its downstream provider); "" for the caller's attempts. Key is the
-	// idempotency key that outbound attempt carried ("" for none).
-	Link string `json:"link,omitempty"`
-	Key  string `json:"key,omitempty"`
-	// Before and After are the oracle's counts for the marker around the
-	// attempt (-1 when not taken, e.g. for overlapping attempts).
-	Before int `json:"before"`
-	After  int `json:"after"`
-	// Phase, Setup and Request say what the attempt was, for reproducers
-	// and renderers that must not read Fault's text (see attempt_record.go).
-	Phase   faults.Phase  `json:"phase,omitempty"`
-	Setup   *faults.Setup `json:"setup,omitempty"`
-	Request int           `json:"request,omitempty"`
-
-	req *Request // the request sent, until a Counterexample numbers it
-}
-
-// ResponseBody is the whole response body the attempt got (nil without a
-// response, and in a report read back from JSON, which keeps only Body).
-func (a Attempt) ResponseBody() []byte { return a.body }
-
-// gaveUp is the caller's deadline when it met it (an attempt that timed out
-// or was abandoned), "-" otherwise.
-func (a Attempt) gaveUp() string {
-	if a.Outcome == OK || a.Deadline <= 0 || a.End-a.Start < a.Deadline {
-		return "-"
-	}
-	return "after " + round(a.Deadline)
-}
-
-// headerText lists the recorded headers, "Location: /t/1; Idempotent-Replayed: true"
-// ("" when none were recorded).
-func (a Attempt) headerText() string {
-	names := make([]string, 0, len(a.Headers))
-	for k := range a.Headers {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = k + ": " + a.Headers[k]
-	}
-	return strings.Join(parts, "; ")
-}
-
-// Line is the attempt as one log line.
-func (a Attempt) Line() string {
-	s := fmt.Sprintf("#%d %s fault=%s delay=%s outcome=%s", a.N, shortOp(a.Op), dash(a.Fault), round(a.Delay), a.Outcome)
-	if a.Replica > 0 {
-		s += fmt.Sprintf(" replica=%d", a.Replica)
-	}
-	if a.Link != "" {
-		s += fmt.Sprintf(" to=%s key=%s", a.Link, dash(a.Key))
-	}
-	if a.Status != 0 {
-		s += fmt.Sprintf(" status=%d", a.Status)
-	}
-	if a.ResultID != "" {
-		s += " result_id=" + a.ResultID
-	}
-	if a.Before >= 0 || a.After >= 0 {
-		s += " effects=" + counts(a.Before, a.After)
-	}
-	if h := a.headerText(); h != "" {
-		s += " headers=" + strconv.Quote(h)
-	}
-	if a.Error != "" {
-		s += " error=" + strconv.Quote(a.Error)
-	}
-	return s
-}
-
 // GiveUp says when a caller stops waiting for an answer before the tool's
 // timeout: After its request is on the wire (when After is set), or when
 // When is closed (when When is set). The zero value waits the timeout.
@@ -325,7 +227,7 @@ func (s *Session) send(ctx context.Context, call *Call, origin time.Time, g Give
 // sendTo is send through the proxy of replica (from 0).
 func (s *Session) sendTo(ctx context.Context, replica int, call *Call, origin time.Time, g GiveUp, written func(whole bool)) Attempt {
 	timeout := s.tool.Timeout()
-	a := Attempt{Op: call.Op.ID, Marker: call.Op.Marker, Deadline: timeout, Before: -1, After: -1, req: requestOf(s.tool, call)}
+	a := Attempt{Op: call.Op.ID, Marker: call.Op.Marker, Deadline: timeout, Before: -1, After: -1, Sent: requestOf(s.tool, call)}
 	if len(s.replicas) > 1 {
 		a.Replica = replica + 1
 	}
@@ -342,9 +244,9 @@ func (s *Session) sendTo(ctx context.Context, replica int, call *Call, origin ti
 	conn, err := dialer.DialContext(ctx, "tcp", s.replicas[replica].Addr())
 	if err != nil {
 		// Nothing is written before the connection exists: not delivered.
-		a.Outcome, a.Error = Failed, fmt.Sprintf("dial: %v", err)
+		a.Outcome, a.Error, a.Failure = Failed, fmt.Sprintf("dial: %v", err), failureOf(err)
 		if ctx.Err() != nil {
-			a.Error = fmt.Sprintf("abandoned: %v", context.Cause(ctx))
+			a.Error, a.Failure = fmt.Sprintf("abandoned: %v", context.Cause(ctx)), report.FailureAbandoned
 		}
 		a.End = time.Since(origin)
 		if written != nil {
@@ -391,20 +293,20 @@ func (s *Session) sendTo(ctx context.Context, replica int, call *Call, origin ti
 	_ = conn.Close()
 	a.End = time.Since(origin)
 	a.Outcome, a.Status, a.ResultID, a.Body, a.Note = r.Outcome, r.Status, r.ResultID, r.Body, r.Note
-	a.Headers, a.body = r.Headers, r.FullBody
+	a.Headers, a.Response = r.Headers, r.FullBody
 	if r.Err != nil {
-		a.Error = r.Err.Error()
+		a.Error, a.Failure = r.Err.Error(), failureOf(r.Err)
 		switch {
 		case ctx.Err() != nil:
-			a.Error = fmt.Sprintf("abandoned: %v", context.Cause(ctx))
+			a.Error, a.Failure = fmt.Sprintf("abandoned: %v", context.Cause(ctx)), report.FailureAbandoned
 		case gaveUp.Load() && g.After > 0:
-			a.Error = fmt.Sprintf("the caller gave up %s after sending", round(g.After))
+			a.Error, a.Failure = fmt.Sprintf("the caller gave up %s after sending", report.Round(g.After)), report.FailureGaveUp
 			a.Deadline = a.End - a.Start
 		case gaveUp.Load():
-			a.Error = "the caller gave up " + g.Why
+			a.Error, a.Failure = "the caller gave up "+g.Why, report.FailureGaveUp
 			a.Deadline = a.End - a.Start
 		case isTimeout(r.Err):
-			a.Error = fmt.Sprintf("the caller gave up after %s: %v", round(timeout), r.Err)
+			a.Error, a.Failure = fmt.Sprintf("the caller gave up after %s: %v", report.Round(timeout), r.Err), report.FailureTimeout
 		}
 	}
 	if a.Outcome == "" {
@@ -429,10 +331,10 @@ func (c *watchedConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.mu.Lock()
 	c.n += n
-	report := c.n >= c.want && !c.reported
-	c.reported = c.reported || report
+	rep := c.n >= c.want && !c.reported
+	c.reported = c.reported || rep
 	c.mu.Unlock()
-	if report {
+	if rep {
 		c.done(true)
 	}
 	return n, err
@@ -440,10 +342,10 @@ func (c *watchedConn) Write(p []byte) (int, error) {
 
 func (c *watchedConn) finish() {
 	c.mu.Lock()
-	report := !c.reported
+	rep := !c.reported
 	c.reported = true
 	c.mu.Unlock()
-	if report {
+	if rep {
 		c.done(false)
 	}
 }
@@ -483,7 +385,7 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 		if err := disarm(ctx); err != nil {
 			return a, fmt.Errorf("disarm %s: %w", fault.Name(), err)
 		}
-		a.WithFault(fault)
+		RecordFault(&a, fault)
 	}
 	a.Before = before
 	if a.After, err = s.Count(ctx, call.Op.Marker); err != nil {
@@ -528,13 +430,13 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 	if p, ok := s.tool.(interface{ ResultIDPointer() string }); ok && !readOnly && p.ResultIDPointer() != "" && a.ResultID == "" {
 		return a, fmt.Errorf("%w: %w", ErrPreflight, &FieldError{Field: "result_id", Err: fmt.Errorf(
 			"%w: %s finds no value in the 2xx answer of a plain call (%s): every same-result check would compare empty values",
-			ErrResultID, p.ResultIDPointer(), dash(a.Body))})
+			ErrResultID, p.ResultIDPointer(), report.Dash(a.Body))})
 	}
 	switch {
 	case readOnly:
 		return a, nil
 	case a.Before != 0:
-		return a, fmt.Errorf("%w: oracle %s counted %s for a fresh marker before any call", ErrPreflight, s.oracle, Plural(a.Before, "effect"))
+		return a, fmt.Errorf("%w: oracle %s counted %s for a fresh marker before any call", ErrPreflight, s.oracle, report.Plural(a.Before, "effect"))
 	case a.After != 1:
 		return a, fmt.Errorf("%w: one plain call moved oracle %s by %d, want exactly 1 (is the oracle counting the marker %s?)", ErrPreflight, s.oracle, a.After-a.Before, op.Marker)
 	}
@@ -564,4 +466,23 @@ func (s *Session) Repoint(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// failureOf classifies how an attempt without an answer ended, from the
+// error's type (never its text).
+func failureOf(err error) report.Failure {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return report.FailureTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return report.FailureRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed):
+		return report.FailureReset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return report.FailureEOF
+	}
+	return report.FailureOther
 }

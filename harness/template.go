@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/template"
 	"text/template/parse"
+
+	"github.com/onceproof/onceproof/harness/jsonptr"
 )
 
 // TemplateData is what request and oracle templates see: {{.Marker}},
@@ -182,3 +184,13 @@ func shorten(s string) string {
 	}
 	return s
 }
+
+// Pointer is a parsed JSON pointer (RFC 6901; see package jsonptr).
+type Pointer = jsonptr.Pointer
+
+// ParsePointer parses s ("" is the whole document, otherwise it starts
+// with "/").
+func ParsePointer(s string) (Pointer, error) { return jsonptr.Parse(s) }
+
+// MustPointer is ParsePointer that panics on error.
+func MustPointer(s string) Pointer { return jsonptr.Must(s) }

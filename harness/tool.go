@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"time"
+
+	"github.com/onceproof/onceproof/faults"
 )
 
 // Tool is a write tool under certification, independent of its transport.
@@ -80,22 +82,27 @@ type Hinted interface {
 	Hints() (idempotent, readOnly, known bool)
 }
 
-// Outcome is the three-valued result of one attempt.
-type Outcome string
-
-const (
-	// OK means a response arrived: the caller knows what happened.
-	OK Outcome = "ok"
-	// Failed means the request provably was not delivered (the connection
-	// was refused or never established).
-	Failed Outcome = "failed"
-	// Unknown means the request may or may not have been delivered (EOF,
-	// reset, timeout after the connection was established).
-	Unknown Outcome = "unknown"
-)
-
 // isTimeout reports whether err is a deadline being met.
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// Crasher is a tool whose process the harness can kill and restart (a
+// container). Restart returns once the tool accepts connections again.
+type Crasher interface {
+	Crash(ctx context.Context) error
+	Restart(ctx context.Context) error
+}
+
+// Linked is a tool whose links to its dependencies run through fault
+// proxies, by dependency name.
+type Linked interface {
+	Links() map[string]faults.Proxy
+}
+
+// BackendProvider is a tool that brings its own fault backend (the
+// Toxiproxy container of its environment).
+type BackendProvider interface {
+	Backend() faults.Backend
 }

@@ -6,6 +6,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // annotations checks what an MCP tool claims about itself. Clients decide
@@ -51,7 +52,7 @@ func annotations(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result
 			}
 			res.effects = []harness.Effect{e}
 			if e.Count != 0 {
-				res.failf(harness.RuleAnnotation, "the tool claims readOnlyHint: true, but one call made %d effects", e.Count)
+				res.failf(report.RuleAnnotation, "the tool claims readOnlyHint: true, but one call made %d effects", e.Count)
 				return res, nil
 			}
 		}
@@ -73,7 +74,7 @@ func annotations(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result
 		}
 		res.effects = []harness.Effect{e}
 		if e.Count != want {
-			res.failf(harness.RuleAnnotation, "the tool claims idempotentHint: true, but calling it again with the same arguments took the effects from %d to %d", want, e.Count)
+			res.failf(report.RuleAnnotation, "the tool claims idempotentHint: true, but calling it again with the same arguments took the effects from %d to %d", want, e.Count)
 		}
 		return res, nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/container"
 )
 
 // BenchmarkToxiproxyModes compares the embedded Toxiproxy with the Toxiproxy
@@ -15,19 +16,19 @@ import (
 // ratio (container-vs-embedded above 1 means the container is slower).
 func BenchmarkToxiproxyModes(b *testing.B) {
 	ctx := context.Background()
-	docker, err := harness.DockerClient(ctx)
+	docker, err := container.DockerClient(ctx)
 	if err != nil {
 		b.Skipf("no Docker engine: %v", err)
 	}
 	defer docker.Close()
-	images := harness.LocalImages{Map: harness.DefaultLocalImages(), Docker: docker}
-	perSecond := map[harness.ToxiproxyMode]float64{}
-	for _, mode := range []harness.ToxiproxyMode{harness.ToxiproxyEmbedded, harness.ToxiproxyContainer} {
-		env, err := harness.StartEnv(ctx, harness.ContainerSpec{
+	images := container.LocalImages{Map: container.DefaultLocalImages(), Docker: docker}
+	perSecond := map[container.ToxiproxyMode]float64{}
+	for _, mode := range []container.ToxiproxyMode{container.ToxiproxyEmbedded, container.ToxiproxyContainer} {
+		env, err := container.StartEnv(ctx, container.ContainerSpec{
 			Toxiproxy: mode,
-			Tool: harness.Service{Name: "tool", Image: "onceproof/fixture:dev", Port: 8080,
-				Env: map[string]string{"ONCEPROOF_FIXTURE_KIND": "correct"}, Wait: harness.Wait{Log: "listening on"}},
-		}, harness.EnvOptions{Images: images})
+			Tool: container.Service{Name: "tool", Image: "onceproof/fixture:dev", Port: 8080,
+				Env: map[string]string{"ONCEPROOF_FIXTURE_KIND": "correct"}, Wait: container.Wait{Log: "listening on"}},
+		}, container.EnvOptions{Images: images})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -35,7 +36,7 @@ func BenchmarkToxiproxyModes(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tool, err := harness.NewContainerTool(env, harness.HTTPConfig{Name: "correct", URL: "http://tool:8080/tickets",
+		tool, err := container.NewContainerTool(env, harness.HTTPConfig{Name: "correct", URL: "http://tool:8080/tickets",
 			Headers: map[string]string{"Content-Type": "application/json"}, Body: fixtures.Body,
 			Timeout: 2 * time.Second, ResultID: "/id", Oracle: oracle})
 		if err != nil {
@@ -55,7 +56,7 @@ func BenchmarkToxiproxyModes(b *testing.B) {
 		perSecond[mode] = float64(trials) / time.Since(start).Seconds()
 		_ = env.Close(ctx)
 	}
-	b.ReportMetric(perSecond[harness.ToxiproxyEmbedded], "embedded-trials/s")
-	b.ReportMetric(perSecond[harness.ToxiproxyContainer], "container-trials/s")
-	b.ReportMetric(perSecond[harness.ToxiproxyEmbedded]/perSecond[harness.ToxiproxyContainer], "container-vs-embedded")
+	b.ReportMetric(perSecond[container.ToxiproxyEmbedded], "embedded-trials/s")
+	b.ReportMetric(perSecond[container.ToxiproxyContainer], "container-trials/s")
+	b.ReportMetric(perSecond[container.ToxiproxyEmbedded]/perSecond[container.ToxiproxyContainer], "container-vs-embedded")
 }

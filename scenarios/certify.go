@@ -10,13 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // withSearchDefaults fills in the search settings: from rapid's flags where
@@ -128,7 +128,7 @@ func begin(ctx context.Context, tool harness.Tool, cfg Config) (*certification, 
 func (c *certification) close() { c.closeAll() }
 
 // scenario runs the search of scenario id and returns its report.
-func (c *certification) scenario(ctx context.Context, id ID) harness.ScenarioReport {
+func (c *certification) scenario(ctx context.Context, id ID) report.ScenarioReport {
 	sc, _ := lookup(id)
 	s := &search[func(*trial) (result, error)]{
 		tool: c.tool.Name(), id: id, checks: c.cfg.Checks, seed: c.cfg.Seed,
@@ -152,10 +152,10 @@ func (c *certification) scenario(ctx context.Context, id ID) harness.ScenarioRep
 	}
 	f := s.do(ctx)
 	rep := f.verdict(id)
-	if rep.Verdict == harness.Pass {
+	if rep.Verdict == report.Pass {
 		rep.LongestDelay = longestDelay(f.outcomes)
 	}
-	if c.cfg.Repro != nil && rep.Verdict == harness.Fail {
+	if c.cfg.Repro != nil && rep.Verdict == report.Fail {
 		rep.Repro = c.cfg.Repro(id, rep.Seed)
 	}
 	return rep
@@ -271,7 +271,11 @@ func (l *lockedWriter) printf(format string, args ...any) {
 // or ShrinkTime. A preflight failure stops the test; a scenario whose faults
 // did not fire often enough fails as inconclusive, never passes. A failing
 // scenario prints its shrunk counterexample and the command that replays it.
-func Certify(t *testing.T, tool harness.Tool, cfgs ...Config) {
+//
+// t is a *testing.T (or anything with its methods, see [TB]): package
+// scenarios does not import testing, so a program that certifies with
+// [Run] does not link it.
+func Certify[T TB[T]](t T, tool harness.Tool, cfgs ...Config) {
 	t.Helper()
 	var cfg Config
 	switch len(cfgs) {
@@ -286,9 +290,9 @@ func Certify(t *testing.T, tool harness.Tool, cfgs ...Config) {
 		t.Fatalf("onceproof: %v", err)
 	}
 	defer c.close()
-	t.Run(tool.Name(), func(t *testing.T) {
+	t.Run(tool.Name(), func(t T) {
 		for _, id := range c.cfg.Scenarios {
-			t.Run(string(id), func(t *testing.T) {
+			t.Run(string(id), func(t T) {
 				t.Parallel()
 				c.report(t, c.scenario(t.Context(), id))
 			})
@@ -297,23 +301,42 @@ func Certify(t *testing.T, tool harness.Tool, cfgs ...Config) {
 }
 
 // report turns a scenario's report into the subtest's result.
-func (c *certification) report(t *testing.T, rep harness.ScenarioReport) {
+func (c *certification) report(t reporter, rep report.ScenarioReport) {
 	switch rep.Verdict {
-	case harness.Fail:
+	case report.Fail:
 		var b strings.Builder
-		fmt.Fprintf(&b, "onceproof: %s failed after %s: %s\n", rep.ID, harness.Plural(rep.Checks, "check"), rep.Reason)
+		fmt.Fprintf(&b, "onceproof: %s failed after %s: %s\n", rep.ID, report.Plural(rep.Checks, "check"), rep.Reason)
 		b.WriteString(rep.Counterexample.String())
 		fmt.Fprintf(&b, "replay: go test -run '%s' -rapid.seed=%d -rapid.checks=%d", runPattern(t.Name()), rep.Seed, c.cfg.Checks)
 		t.Error(b.String())
-	case harness.Inconclusive:
+	case report.Inconclusive:
 		t.Errorf("onceproof: %s is inconclusive: %s", rep.ID, rep.Reason)
 	default:
-		msg := fmt.Sprintf("onceproof: %s passed %s, %s; %s", rep.ID, harness.Plural(rep.Checks, "check"), harness.Plural(rep.ValidTrials, "valid trial"), rep.Depth())
+		msg := fmt.Sprintf("onceproof: %s passed %s, %s; %s", rep.ID, report.Plural(rep.Checks, "check"), report.Plural(rep.ValidTrials, "valid trial"), rep.Depth())
 		if h := rep.Honoured(); h != "" {
 			msg += "; " + h
 		}
 		t.Log(msg)
 	}
+}
+
+// TB is what [Certify] and [CertifyClient] need of a test; *testing.T has
+// it (T is the type its subtests get: *testing.T again).
+type TB[T any] interface {
+	reporter
+	Helper()
+	Context() context.Context
+	Run(name string, f func(T)) bool
+	Parallel()
+	Fatalf(format string, args ...any)
+}
+
+// reporter is the part of a test a verdict is written to.
+type reporter interface {
+	Name() string
+	Error(args ...any)
+	Errorf(format string, args ...any)
+	Log(args ...any)
 }
 
 // runPattern is the -run pattern that selects exactly the test named name.
@@ -329,9 +352,9 @@ func runPattern(name string) string {
 // their trials overlapping up to cfg's slots. A preflight failure returns
 // the report with its Error set and an error wrapping harness.ErrPreflight;
 // an interrupted run returns ctx's error with what was measured so far.
-func Run(ctx context.Context, tool harness.Tool, cfg Config) (harness.ToolReport, error) {
+func Run(ctx context.Context, tool harness.Tool, cfg Config) (report.ToolReport, error) {
 	start := time.Now()
-	rep := harness.ToolReport{Name: tool.Name()}
+	rep := report.ToolReport{Name: tool.Name()}
 	c, err := begin(ctx, tool, cfg)
 	if err != nil {
 		rep.Error = err.Error()
@@ -341,7 +364,7 @@ func Run(ctx context.Context, tool harness.Tool, cfg Config) (harness.ToolReport
 	defer c.close()
 	contract := harness.ContractOf(tool)
 	rep.Contract = &contract
-	rep.Scenarios = make([]harness.ScenarioReport, len(c.cfg.Scenarios))
+	rep.Scenarios = make([]report.ScenarioReport, len(c.cfg.Scenarios))
 	var wg sync.WaitGroup
 	for i, id := range c.cfg.Scenarios {
 		wg.Go(func() { rep.Scenarios[i] = c.scenario(ctx, id) })

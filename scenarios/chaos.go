@@ -13,6 +13,7 @@ import (
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // Chaos: many simulated agents perform many operations against one tool
@@ -134,7 +135,7 @@ type chaosOp struct {
 
 	mu        sync.Mutex
 	attempts  []harness.Attempt
-	outcomes  []harness.ChaosOutcome // one per agent that performed it
+	outcomes  []report.ChaosOutcome // one per agent that performed it
 	latencies []time.Duration
 }
 
@@ -169,12 +170,12 @@ type chaosRun struct {
 // Chaos runs a chaos workload against tool and checks its history. An
 // error means the harness could not run it (a failed preflight wraps
 // harness.ErrPreflight); violations are in the report.
-func Chaos(ctx context.Context, tool harness.Tool, cfg ChaosConfig) (harness.ChaosReport, error) {
+func Chaos(ctx context.Context, tool harness.Tool, cfg ChaosConfig) (report.ChaosReport, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return harness.ChaosReport{}, err
+		return report.ChaosReport{}, err
 	}
-	rep := harness.ChaosReport{Tool: tool.Name(), Agents: cfg.Agents, FaultRate: cfg.FaultRate, DuplicateRate: cfg.DuplicateRate, Seed: cfg.Seed}
+	rep := report.ChaosReport{Tool: tool.Name(), Agents: cfg.Agents, FaultRate: cfg.FaultRate, DuplicateRate: cfg.DuplicateRate, Seed: cfg.Seed}
 	c, err := begin(ctx, tool, Config{Backend: cfg.Backend, Scenarios: []ID{}, Checks: 1, Seed: cfg.Seed, Parallel: cfg.Agents})
 	if err != nil {
 		return rep, err
@@ -267,7 +268,7 @@ func (r *chaosRun) agent(ctx context.Context, a int) {
 // perform is one agent's retry loop for operation o.
 func (r *chaosRun) perform(ctx context.Context, s *harness.Session, o *chaosOp, rng *rand.Rand, note string) {
 	began := time.Now()
-	outcome := harness.ChaosUnknown
+	outcome := report.ChaosUnknown
 	seen := 0 // the oracle's count after this agent's last attempt
 	for attempt := 1; attempt <= r.cfg.MaxAttempts && ctx.Err() == nil; attempt++ {
 		if attempt > 1 {
@@ -296,11 +297,11 @@ func (r *chaosRun) perform(ctx context.Context, s *harness.Session, o *chaosOp, 
 					r.hits.Add(1)
 				}
 			}
-			outcome = harness.ChaosConfirmed
+			outcome = report.ChaosConfirmed
 			break
 		}
 		if a.Outcome == harness.OK && a.Status/100 == 4 && a.Status != 409 && a.Status != 429 {
-			outcome = harness.ChaosRefused
+			outcome = report.ChaosRefused
 			break
 		}
 	}
@@ -363,7 +364,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // check judges every operation of the history with the oracle and fills in
 // the report's figures.
-func (r *chaosRun) check(ctx context.Context, rep harness.ChaosReport, s *harness.Session) (harness.ChaosReport, error) {
+func (r *chaosRun) check(ctx context.Context, rep report.ChaosReport, s *harness.Session) (report.ChaosReport, error) {
 	r.mu.Lock()
 	ops := slices.Clone(r.ops)
 	r.mu.Unlock()
@@ -377,9 +378,9 @@ func (r *chaosRun) check(ctx context.Context, rep harness.ChaosReport, s *harnes
 		outcome := finalOutcome(o.outcomes)
 		rep.Ops++
 		switch outcome {
-		case harness.ChaosConfirmed:
+		case report.ChaosConfirmed:
 			rep.Confirmed++
-		case harness.ChaosRefused:
+		case report.ChaosRefused:
 			rep.Refused++
 		default:
 			rep.Unknown++
@@ -389,7 +390,7 @@ func (r *chaosRun) check(ctx context.Context, rep harness.ChaosReport, s *harnes
 			attemptLat = append(attemptLat, a.End-a.Start)
 		}
 		if v := chaosViolation(outcome, o.outcomes, n); v != "" {
-			rep.Violations = append(rep.Violations, harness.ChaosViolation{Op: o.op.ID, Marker: o.op.Marker,
+			rep.Violations = append(rep.Violations, report.ChaosViolation{Op: o.op.ID, Marker: o.op.Marker,
 				Outcome: outcome, Effects: n, Violation: v, Attempts: o.attempts})
 		}
 	}
@@ -412,41 +413,41 @@ func (r *chaosRun) check(ctx context.Context, rep harness.ChaosReport, s *harnes
 // finalOutcome is an operation's outcome over the agents that performed
 // it: confirmed if any was answered 2xx, refused if one was refused and
 // none confirmed, unknown otherwise.
-func finalOutcome(outs []harness.ChaosOutcome) harness.ChaosOutcome {
+func finalOutcome(outs []report.ChaosOutcome) report.ChaosOutcome {
 	switch {
-	case slices.Contains(outs, harness.ChaosConfirmed):
-		return harness.ChaosConfirmed
-	case slices.Contains(outs, harness.ChaosRefused):
-		return harness.ChaosRefused
+	case slices.Contains(outs, report.ChaosConfirmed):
+		return report.ChaosConfirmed
+	case slices.Contains(outs, report.ChaosRefused):
+		return report.ChaosRefused
 	}
-	return harness.ChaosUnknown
+	return report.ChaosUnknown
 }
 
 // chaosViolation judges one operation: confirmed → exactly one effect,
 // refused → none, unknown → at most one.
-func chaosViolation(outcome harness.ChaosOutcome, outs []harness.ChaosOutcome, effects int) string {
+func chaosViolation(outcome report.ChaosOutcome, outs []report.ChaosOutcome, effects int) string {
 	switch {
-	case outcome == harness.ChaosConfirmed && effects == 0:
+	case outcome == report.ChaosConfirmed && effects == 0:
 		return "confirmed (2xx) but no effect: an acknowledged write was lost"
-	case outcome == harness.ChaosConfirmed && effects > 1:
+	case outcome == report.ChaosConfirmed && effects > 1:
 		return fmt.Sprintf("confirmed with %d effects, want exactly 1", effects)
-	case outcome == harness.ChaosRefused && effects > 0:
-		if slices.Contains(outs, harness.ChaosUnknown) {
+	case outcome == report.ChaosRefused && effects > 0:
+		if slices.Contains(outs, report.ChaosUnknown) {
 			return ""
 		}
 		return fmt.Sprintf("refused (4xx) but %d effects, want none", effects)
-	case outcome == harness.ChaosUnknown && effects > 1:
+	case outcome == report.ChaosUnknown && effects > 1:
 		return fmt.Sprintf("outcome unknown with %d effects, want at most 1", effects)
 	}
 	return ""
 }
 
 // percentiles of ds: p50, p90, p99 and the maximum.
-func percentiles(ds []time.Duration) harness.Percentiles {
+func percentiles(ds []time.Duration) report.Percentiles {
 	if len(ds) == 0 {
-		return harness.Percentiles{}
+		return report.Percentiles{}
 	}
 	slices.Sort(ds)
 	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
-	return harness.Percentiles{P50: at(0.5), P90: at(0.9), P99: at(0.99), Max: ds[len(ds)-1]}
+	return report.Percentiles{P50: at(0.5), P90: at(0.9), P99: at(0.99), Max: ds[len(ds)-1]}
 }

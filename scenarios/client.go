@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"testing"
 	"time"
 
 	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/capture"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // Client certification: onceproof plays the server and certifies the
@@ -23,7 +24,7 @@ import (
 // mints a new key per attempt, sends none, or retries a 422 turns a correct
 // server's exactly-once into twice.
 //
-// A capture endpoint ([harness.Capture]) behind the fault proxy records every
+// A capture endpoint ([capture.Server]) behind the fault proxy records every
 // attempt it receives — time, method, path, Idempotency-Key, body,
 // connection — and answers each one as the trial's plan says. rapid draws
 // the whole plan first: for every operation of the trial, the answers to its
@@ -241,7 +242,7 @@ func (c ClientConfig) withDefaults() (ClientConfig, error) {
 type clientSession struct {
 	op      ClientOp
 	cfg     ClientConfig
-	capture *harness.Capture
+	capture *capture.Server
 	proxy   faults.Proxy
 	baseURL string
 	trials  int // names the trials' paths
@@ -291,7 +292,7 @@ func (c *clientCertification) get(ctx context.Context) (*clientSession, error) {
 		return s, nil
 	default:
 	}
-	capture, err := harness.NewCapture()
+	capture, err := capture.New()
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +331,7 @@ func (c *clientCertification) close() {
 // sets them. A check that could not be shown (the wrapper made no attempt,
 // or the situation it needs never arose) fails the subtest as
 // inconclusive, never passes.
-func CertifyClient(t *testing.T, op ClientOp, cfgs ...ClientConfig) {
+func CertifyClient[T TB[T]](t T, op ClientOp, cfgs ...ClientConfig) {
 	t.Helper()
 	var cfg ClientConfig
 	switch len(cfgs) {
@@ -345,19 +346,19 @@ func CertifyClient(t *testing.T, op ClientOp, cfgs ...ClientConfig) {
 		t.Fatalf("onceproof: %v", err)
 	}
 	defer c.close()
-	t.Run(c.cfg.Name, func(t *testing.T) {
+	t.Run(c.cfg.Name, func(t T) {
 		for _, id := range c.cfg.Checks {
-			t.Run(string(id), func(t *testing.T) {
+			t.Run(string(id), func(t T) {
 				if !judgesTime(id) {
 					t.Parallel() // the checks that judge time run alone, first
 				}
 				rep := c.check(t.Context(), id)
 				switch rep.Verdict {
-				case harness.Inconclusive:
+				case report.Inconclusive:
 					t.Errorf("onceproof: %s is inconclusive: %s", id, rep.Reason)
-				case harness.Fail:
+				case report.Fail:
 					t.Errorf("onceproof: %s failed after %s: %s\n%s\nreplay: go test -run '%s' -rapid.seed=%d -rapid.checks=%d",
-						id, harness.Plural(rep.Checks, "check"), rep.Reason, rep.Counterexample, runPattern(t.Name()), rep.Seed, c.cfg.checks)
+						id, report.Plural(rep.Checks, "check"), rep.Reason, rep.Counterexample, runPattern(t.Name()), rep.Seed, c.cfg.checks)
 				}
 			})
 		}
@@ -368,15 +369,15 @@ func CertifyClient(t *testing.T, op ClientOp, cfgs ...ClientConfig) {
 // certify-client): its checks run at once, their trials overlapping up to
 // cfg's slots. The report has one scenario per check; an error means the
 // harness itself could not run (or ctx ended).
-func RunClient(ctx context.Context, op ClientOp, cfg ClientConfig) (harness.ToolReport, error) {
+func RunClient(ctx context.Context, op ClientOp, cfg ClientConfig) (report.ToolReport, error) {
 	start := time.Now()
 	c, err := beginClient(op, cfg)
 	if err != nil {
-		rep := harness.ToolReport{Name: cfg.Name, Error: err.Error()}
+		rep := report.ToolReport{Name: cfg.Name, Error: err.Error()}
 		return rep, err
 	}
 	defer c.close()
-	rep := harness.ToolReport{Name: c.cfg.Name, Scenarios: make([]harness.ScenarioReport, len(c.cfg.Checks))}
+	rep := report.ToolReport{Name: c.cfg.Name, Scenarios: make([]report.ScenarioReport, len(c.cfg.Checks))}
 	// The checks that judge time run after the others, on a quieter
 	// machine.
 	for _, timing := range []bool{false, true} {
@@ -445,7 +446,7 @@ func (c *clientCertification) printf(format string, args ...any) {
 
 // check runs client check id: for client-backoff first its fixed
 // Retry-After probe, then the drawn trials, and judges them together.
-func (c *clientCertification) check(ctx context.Context, id ID) harness.ScenarioReport {
+func (c *clientCertification) check(ctx context.Context, id ID) report.ScenarioReport {
 	began := time.Now()
 	if id == ClientBackoff {
 		if o := c.trial(ctx, id, retryAfterProbe()); o.err != nil || o.violation != "" {
@@ -469,7 +470,7 @@ func (c *clientCertification) check(ctx context.Context, id ID) harness.Scenario
 	f := s.do(ctx)
 	f.duration = time.Since(began)
 	rep := c.verdict(id, f)
-	if c.cfg.Repro != nil && rep.Verdict == harness.Fail {
+	if c.cfg.Repro != nil && rep.Verdict == report.Fail {
 		rep.Repro = c.cfg.Repro(id, rep.Seed)
 	}
 	return rep
@@ -479,7 +480,7 @@ func (c *clientCertification) check(ctx context.Context, id ID) harness.Scenario
 // passes only if no trial failed, the wrapper made attempts, at least half
 // of the trials (and at least one) had the situation the check needs, and,
 // for client-backoff, the pooled growth and jitter rules hold.
-func (c *clientCertification) verdict(id ID, f found) harness.ScenarioReport {
+func (c *clientCertification) verdict(id ID, f found) report.ScenarioReport {
 	var (
 		attempts     int
 		opErr        string
@@ -501,22 +502,22 @@ func (c *clientCertification) verdict(id ID, f found) harness.ScenarioReport {
 		}
 	}
 	rep := f.verdict(id)
-	if rep.Verdict == harness.Fail || f.err != nil || f.interrupted {
+	if rep.Verdict == report.Fail || f.err != nil || f.interrupted {
 		return rep
 	}
 	switch {
 	case attempts == 0:
-		rep.Verdict, rep.RuledOut = harness.Inconclusive, 0
-		rep.Reason = fmt.Sprintf("the wrapper made no attempt in %s, so nothing was shown (does it send to the URL it is given?)", harness.Plural(f.checks, "trial"))
+		rep.Verdict, rep.RuledOut = report.Inconclusive, 0
+		rep.Reason = fmt.Sprintf("the wrapper made no attempt in %s, so nothing was shown (does it send to the URL it is given?)", report.Plural(f.checks, "trial"))
 		if opErr != "" {
 			rep.Reason += "; the first operation returned: " + opErr
 		}
-	case rep.Verdict != harness.Pass:
+	case rep.Verdict != report.Pass:
 	case id == ClientBackoff:
 		violation, unknown := pooledBackoff(gaps, f.valid)
 		switch {
 		case violation != "":
-			rep.Verdict, rep.Reason, rep.RuledOut = harness.Fail, violation, 0
+			rep.Verdict, rep.Reason, rep.RuledOut = report.Fail, violation, 0
 			ce := harness.Counterexample{Plan: "pooled over the valid trials"}
 			if evidence != nil {
 				ce = *evidence
@@ -525,9 +526,9 @@ func (c *clientCertification) verdict(id ID, f found) harness.ScenarioReport {
 			ce.Violation = violation
 			rep.Counterexample = &ce
 		case unknown != "":
-			rep.Verdict, rep.Reason, rep.RuledOut = harness.Inconclusive, unknown, 0
+			rep.Verdict, rep.Reason, rep.RuledOut = report.Inconclusive, unknown, 0
 		}
 	}
-	rep.Passed = rep.Verdict == harness.Pass
+	rep.Passed = rep.Verdict == report.Pass
 	return rep
 }

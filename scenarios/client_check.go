@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/capture"
 )
 
 // clientJudgement is what one trial showed for one check.
@@ -78,7 +78,7 @@ func (r *clientRun) position(op, k int) string {
 	return fmt.Sprintf("retry %d, after %s on attempt %d", k, prev.Answer, prev.N)
 }
 
-func keyText(c *harness.Captured) string {
+func keyText(c *capture.Record) string {
 	if !c.HasKey {
 		return "no key"
 	}
@@ -226,7 +226,7 @@ func judgeBounded(j *clientJudgement, r *clientRun, cfg ClientConfig) {
 // succeeded reports whether an attempt of operation op was answered 2xx.
 func (r *clientRun) succeeded(op int) bool {
 	for k := range r.ops[op].attempts {
-		if r.attempt(op, k).Answer.Kind == harness.CaptureOK {
+		if r.attempt(op, k).Answer.Kind == capture.KindOK {
 			return true
 		}
 	}

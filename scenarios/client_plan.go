@@ -7,7 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/capture"
 )
 
 // clientOpPlan is what the server answers one operation's attempts.
@@ -17,12 +17,12 @@ type clientOpPlan struct {
 	n, repeats int
 	// script answers the first attempts in order; then answers every
 	// attempt after them.
-	script []harness.CaptureAnswer
-	then   harness.CaptureAnswer
+	script []capture.Answer
+	then   capture.Answer
 }
 
 // answer is the answer to the operation's attempt number k (from 0).
-func (p clientOpPlan) answer(k int) harness.CaptureAnswer {
+func (p clientOpPlan) answer(k int) capture.Answer {
 	if k < len(p.script) {
 		return p.script[k]
 	}
@@ -30,7 +30,7 @@ func (p clientOpPlan) answer(k int) harness.CaptureAnswer {
 }
 
 // forever reports whether the server never lets the operation succeed.
-func (p clientOpPlan) forever() bool { return p.then.Kind != harness.CaptureOK }
+func (p clientOpPlan) forever() bool { return p.then.Kind != capture.KindOK }
 
 func (p clientOpPlan) String() string {
 	parts := make([]string, 0, len(p.script)+1)
@@ -66,45 +66,45 @@ func (p clientPlan) String() string {
 }
 
 var (
-	answerOK = harness.CaptureAnswer{Kind: harness.CaptureOK}
+	answerOK = capture.Answer{Kind: capture.KindOK}
 	// transientAnswers are the failures a wrapper should retry, simplest
 	// (for shrinking) first.
 	// The lost response comes first: a shrunk counterexample then shows the
 	// commit a retry would duplicate.
-	transientAnswers = []harness.CaptureAnswer{
-		{Kind: harness.CaptureLose},
-		{Kind: harness.CaptureStatus, Status: http.StatusServiceUnavailable},
-		{Kind: harness.CaptureReset},
-		{Kind: harness.CaptureStatus, Status: http.StatusTooManyRequests},
-		{Kind: harness.CaptureStatus, Status: http.StatusConflict},
+	transientAnswers = []capture.Answer{
+		{Kind: capture.KindLose},
+		{Kind: capture.KindStatus, Status: http.StatusServiceUnavailable},
+		{Kind: capture.KindReset},
+		{Kind: capture.KindStatus, Status: http.StatusTooManyRequests},
+		{Kind: capture.KindStatus, Status: http.StatusConflict},
 	}
 	// finalAnswers are the 4xx a wrapper must not retry.
-	finalAnswers = []harness.CaptureAnswer{
-		{Kind: harness.CaptureStatus, Status: http.StatusUnprocessableEntity},
-		{Kind: harness.CaptureStatus, Status: http.StatusBadRequest},
-		{Kind: harness.CaptureStatus, Status: http.StatusUnauthorized},
-		{Kind: harness.CaptureStatus, Status: http.StatusForbidden},
-		{Kind: harness.CaptureStatus, Status: http.StatusNotFound},
+	finalAnswers = []capture.Answer{
+		{Kind: capture.KindStatus, Status: http.StatusUnprocessableEntity},
+		{Kind: capture.KindStatus, Status: http.StatusBadRequest},
+		{Kind: capture.KindStatus, Status: http.StatusUnauthorized},
+		{Kind: capture.KindStatus, Status: http.StatusForbidden},
+		{Kind: capture.KindStatus, Status: http.StatusNotFound},
 	}
 	// retryAfter503 asks for a one-second wait: the shortest Retry-After
 	// (whole seconds) there is.
-	retryAfter503 = harness.CaptureAnswer{Kind: harness.CaptureStatus, Status: http.StatusServiceUnavailable, RetryAfter: 1}
+	retryAfter503 = capture.Answer{Kind: capture.KindStatus, Status: http.StatusServiceUnavailable, RetryAfter: 1}
 )
 
 // isTransient reports whether a wrapper should retry after answer a.
-func isTransient(a harness.CaptureAnswer) bool {
+func isTransient(a capture.Answer) bool {
 	switch a.Kind {
-	case harness.CaptureLose, harness.CaptureReset:
+	case capture.KindLose, capture.KindReset:
 		return true
-	case harness.CaptureStatus:
+	case capture.KindStatus:
 		return a.Status == http.StatusServiceUnavailable || a.Status == http.StatusTooManyRequests || a.Status == http.StatusConflict
 	}
 	return false
 }
 
 // isFinal4xx reports whether a is a 4xx that must not be retried.
-func isFinal4xx(a harness.CaptureAnswer) bool {
-	if a.Kind != harness.CaptureStatus {
+func isFinal4xx(a capture.Answer) bool {
+	if a.Kind != capture.KindStatus {
 		return false
 	}
 	switch a.Status {
@@ -115,8 +115,8 @@ func isFinal4xx(a harness.CaptureAnswer) bool {
 }
 
 // drawTransients draws k transient answers for operation op.
-func drawTransients(t *rapid.T, op, k int) []harness.CaptureAnswer {
-	s := make([]harness.CaptureAnswer, k)
+func drawTransients(t *rapid.T, op, k int) []capture.Answer {
+	s := make([]capture.Answer, k)
 	for j := range s {
 		s[j] = rapid.SampledFrom(transientAnswers).Draw(t, fmt.Sprintf("op%d-answer%d", op, j+1))
 	}
@@ -192,5 +192,5 @@ func drawClientPlan(t *rapid.T, id ID, cfg ClientConfig) clientPlan {
 // retryAfterProbe is client-backoff's fixed trial: one operation answered
 // 503 with Retry-After: 1, then ok.
 func retryAfterProbe() clientPlan {
-	return clientPlan{ops: []clientOpPlan{{n: 1, script: []harness.CaptureAnswer{retryAfter503}, then: answerOK}}}
+	return clientPlan{ops: []clientOpPlan{{n: 1, script: []capture.Answer{retryAfter503}, then: answerOK}}}
 }

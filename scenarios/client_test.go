@@ -21,6 +21,7 @@ import (
 
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -38,11 +39,11 @@ func setClientRapid(t *testing.T, checks int, seed uint64, shrink time.Duration)
 	}
 }
 
-func clientWord(v harness.Verdict) string {
+func clientWord(v report.Verdict) string {
 	switch v {
-	case harness.Pass:
+	case report.Pass:
 		return "pass"
-	case harness.Fail:
+	case report.Fail:
 		return "fail"
 	}
 	return "unknown"
@@ -62,15 +63,15 @@ func clientSoak(t *testing.T) int {
 
 // requireEvidence checks what a verdict carries: a failure its
 // counterexample with the attempt log, a pass valid trials.
-func requireEvidence(t *testing.T, s harness.ScenarioReport, what string) {
+func requireEvidence(t *testing.T, s report.ScenarioReport, what string) {
 	t.Helper()
 	switch s.Verdict {
-	case harness.Fail:
+	case report.Fail:
 		require.NotNil(t, s.Counterexample, "%s: a failure carries its evidence", what)
 		require.NotEmpty(t, s.Counterexample.Attempts, what)
 		require.NotEmpty(t, s.Counterexample.Plan, what)
 		require.Equal(t, s.Reason, s.Counterexample.Violation, what)
-	case harness.Pass:
+	case report.Pass:
 		require.Positive(t, s.ValidTrials, "%s: a pass needs valid trials", what)
 		require.True(t, s.Passed, what)
 	default:
@@ -322,7 +323,7 @@ func TestClientPayloadDerivedKey(t *testing.T) {
 	r, err := scenarios.RunClient(context.Background(), w.op, scenarios.ClientConfig{Checks: []scenarios.ID{scenarios.ClientKeyStable}})
 	require.NoError(t, err)
 	s := r.Scenarios[0]
-	require.Equal(t, harness.Fail, s.Verdict, s.Reason)
+	require.Equal(t, report.Fail, s.Verdict, s.Reason)
 	require.Contains(t, s.Reason, "derived from the payload")
 	require.Contains(t, s.Counterexample.Plan, "op-1's payload again, as a new operation")
 }
@@ -336,13 +337,13 @@ func TestClientSameSeedSameCounterexample(t *testing.T) {
 	require.NoError(t, err)
 	second, err := scenarios.RunClient(context.Background(), fixtures.FreshKeyWrapper.Op(), cfg)
 	require.NoError(t, err)
-	require.Equal(t, harness.Fail, first.Scenarios[0].Verdict)
+	require.Equal(t, report.Fail, first.Scenarios[0].Verdict)
 	require.Equal(t, first.Scenarios[0].Seed, second.Scenarios[0].Seed)
 	require.Equal(t, first.Scenarios[0].Counterexample.Plan, second.Scenarios[0].Counterexample.Plan)
 	require.Equal(t, "op-1: lose, then ok; op-2: ok; op-3: ok", first.Scenarios[0].Counterexample.Plan, "shrunk to one lost response")
 	require.Equal(t, []harness.Effect{{Marker: "op-1", Count: 2, Want: 1}, {Marker: "op-2", Count: 1, Want: 1}, {Marker: "op-3", Count: 1, Want: 1}},
 		first.Scenarios[0].Counterexample.Effects, "a server honouring keys commits op-1 twice")
-	require.Equal(t, harness.Pass, first.Scenarios[1].Verdict)
+	require.Equal(t, report.Pass, first.Scenarios[1].Verdict)
 }
 
 func TestClientConfigErrors(t *testing.T) {
@@ -376,7 +377,7 @@ func TestClientProgressAndAttemptLog(t *testing.T) {
 		Name: "w", Checks: []scenarios.ID{scenarios.ClientKeyPresent}, Attempts: &log,
 		Progress: func(p scenarios.Progress) { mu.Lock(); events = append(events, p); mu.Unlock() }})
 	require.NoError(t, err)
-	require.Equal(t, harness.Pass, r.Scenarios[0].Verdict)
+	require.Equal(t, report.Pass, r.Scenarios[0].Verdict)
 	require.Len(t, events, 3)
 	require.Equal(t, scenarios.Progress{Tool: "w", Scenario: scenarios.ClientKeyPresent, Checks: 3, Valid: 3}, events[2])
 	require.Contains(t, log.String(), "w/client-key-present #1 op-1")

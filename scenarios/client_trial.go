@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/capture"
 )
 
 // clientSettle is how long a trial waits after its last operation returned,
@@ -45,7 +46,7 @@ type clientRun struct {
 	plan   clientPlan
 	origin time.Time
 	ops    []clientOpRun
-	log    []harness.Captured
+	log    []capture.Record
 }
 
 // trialState attributes attempts to operations while a trial runs. Each
@@ -67,21 +68,21 @@ type trialState struct {
 }
 
 // answer is the capture endpoint's Answerer during the trial.
-func (st *trialState) answer(c *harness.Captured) harness.CaptureAnswer {
+func (st *trialState) answer(c *capture.Record) capture.Answer {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	i := st.active
 	if token, op, ok := pathOp(c.Path); ok {
 		if token != st.token || op < 0 || op >= len(st.plan.ops) || op > st.last {
 			// A straggler of an earlier trial: no operation of this one.
-			return harness.CaptureAnswer{Kind: harness.CaptureStatus, Status: 503}
+			return capture.Answer{Kind: capture.KindStatus, Status: 503}
 		}
 		c.Late = op != st.active
 		i = op
 	} else if i < 0 {
 		if st.last < 0 {
 			// A straggler of an earlier trial: no operation of this one.
-			return harness.CaptureAnswer{Kind: harness.CaptureStatus, Status: 503}
+			return capture.Answer{Kind: capture.KindStatus, Status: 503}
 		}
 		i, c.Late = st.last, true
 	}
@@ -213,7 +214,7 @@ func (r *clientRun) firstOpError() string {
 }
 
 // attempt is the operation's attempt number k (from 0).
-func (r *clientRun) attempt(op, k int) *harness.Captured { return &r.log[r.ops[op].attempts[k]] }
+func (r *clientRun) attempt(op, k int) *capture.Record { return &r.log[r.ops[op].attempts[k]] }
 
 // attemptLog renders the trial's requests as attempts for the report:
 //
@@ -244,11 +245,11 @@ func (r *clientRun) attemptLog() []harness.Attempt {
 		switch {
 		case !c.Write:
 			a.Fault, a.Outcome, a.Status = "", harness.OK, 200
-		case c.Answer.Kind == harness.CaptureLose:
+		case c.Answer.Kind == capture.KindLose:
 			a.Fault, a.Outcome, a.Error = "lose-response", harness.Unknown, "committed, then the connection was closed without a response"
-		case c.Answer.Kind == harness.CaptureReset:
+		case c.Answer.Kind == capture.KindReset:
 			a.Fault, a.Outcome, a.Error = "reset-before-commit", harness.Failed, "connection reset before anything was committed"
-		case c.Answer.Kind == harness.CaptureOK:
+		case c.Answer.Kind == capture.KindOK:
 			a.Fault, a.Outcome, a.Status = "", harness.OK, 201
 		default:
 			a.Fault, a.Outcome, a.Status = "", harness.OK, c.Answer.Status
@@ -313,7 +314,7 @@ func (r *clientRun) effects() []harness.Effect {
 func (r *clientRun) describe(i int) string { return describeRequest(r.log[i]) }
 
 // describeRequest is a request as received, in one line.
-func describeRequest(c harness.Captured) string {
+func describeRequest(c capture.Record) string {
 	key := "no key"
 	if c.HasKey {
 		key = "key " + quoteShort(c.Key, 64)

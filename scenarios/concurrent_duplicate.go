@@ -10,6 +10,7 @@ import (
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // concurrentDuplicate: attempts with one key arrive at the tool together,
@@ -120,11 +121,11 @@ func concurrentDuplicate(t *rapid.T, cfg Config, tool harness.Tool) func(*trial)
 				if winner == "" {
 					winner = a.ResultID
 				} else if a.ResultID != winner {
-					res.failf(harness.RuleResult, "attempt %d returned result_id %q, another 2xx %q: duplicates must share one result", a.N, a.ResultID, winner)
+					res.failf(report.RuleResult, "attempt %d returned result_id %q, another 2xx %q: duplicates must share one result", a.N, a.ResultID, winner)
 				}
 			case a.Status == codes.Codes.InFlight:
 			default:
-				res.failf(harness.RuleStatus, "profile %s: a duplicate in flight must get 2xx or %d (in flight); attempt %d got %d", codes.Profile, codes.Codes.InFlight, a.N, a.Status)
+				res.failf(report.RuleStatus, "profile %s: a duplicate in flight must get 2xx or %d (in flight); attempt %d got %d", codes.Profile, codes.Codes.InFlight, a.N, a.Status)
 			}
 		}
 
@@ -148,9 +149,9 @@ func concurrentDuplicate(t *rapid.T, cfg Config, tool harness.Tool) func(*trial)
 		case settle.Outcome != harness.OK:
 			res.invalid = fmt.Sprintf("attempt %d: the settle retry got no response: %s", settle.N, settle.Error)
 		case !is2xx(settle.Status):
-			res.failf(harness.RuleStatus, "attempt %d: the settle retry returned %d, want 2xx with the winner's result", settle.N, settle.Status)
+			res.failf(report.RuleStatus, "attempt %d: the settle retry returned %d, want 2xx with the winner's result", settle.N, settle.Status)
 		case winner != "" && settle.ResultID != winner:
-			res.failf(harness.RuleResult, "attempt %d: the settle retry returned result_id %q, the winner %q", settle.N, settle.ResultID, winner)
+			res.failf(report.RuleResult, "attempt %d: the settle retry returned result_id %q, the winner %q", settle.N, settle.ResultID, winner)
 		}
 		return res, nil
 	}

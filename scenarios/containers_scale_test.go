@@ -12,6 +12,9 @@ import (
 
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
+	"github.com/onceproof/onceproof/harness/report/html"
+	"github.com/onceproof/onceproof/harness/spec"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -46,11 +49,11 @@ func TestContainerReplicaVerdicts(t *testing.T) {
 		t.Skip("-short: starts containers")
 	}
 	opts := dockerOrSkip(t)
-	spec, err := harness.LoadSpec(replicaSpec)
+	sp, err := spec.Load(replicaSpec)
 	require.NoError(t, err)
 	setRapid(t, 6, 0)
 	reps := soakReps(t)
-	for _, ts := range spec.Tools {
+	for _, ts := range sp.Tools {
 		t.Run(ts.Name, func(t *testing.T) {
 			kind, n := fixtures.Kind(ts.Container.Tool.Env["ONCEPROOF_FIXTURE_KIND"]), ts.Container.Replicas
 			want := fixtures.ExpectedReplicas(kind, n)
@@ -70,7 +73,7 @@ func TestContainerReplicaVerdicts(t *testing.T) {
 					require.True(t, ok, "%s × %s ran but has no documented verdict", ts.Name, s.ID)
 					require.Equal(t, w, verdictWord(s.Verdict), "run %d: %s × %s: %s\n%v", i, ts.Name, s.ID, s.Reason, s.Counterexample)
 					t.Logf("%-22s %s %d/%d", s.ID, s.Verdict, s.ValidTrials, s.Checks)
-					if s.Verdict != harness.Fail || n == 1 {
+					if s.Verdict != report.Fail || n == 1 {
 						continue
 					}
 					for _, a := range s.Counterexample.Attempts {
@@ -80,8 +83,8 @@ func TestContainerReplicaVerdicts(t *testing.T) {
 				require.True(t, ran[string(scenarios.CrashRestart)], "crash-restart runs for a container tool")
 				if n > 1 && !rep.AgentReady {
 					var page bytes.Buffer
-					r := &harness.Report{Version: harness.ReportVersion, Tools: []harness.ToolReport{rep}}
-					require.NoError(t, r.WriteHTML(&page))
+					r := &report.Report{Version: report.ReportVersion, Tools: []report.ToolReport{rep}}
+					require.NoError(t, html.Write(&page, r))
 					require.Contains(t, page.String(), " replica 2", "the timeline's lanes name the replica of each attempt")
 				}
 			}
@@ -99,11 +102,11 @@ func TestContainerDownstreamVerdicts(t *testing.T) {
 		t.Skip("-short: starts containers")
 	}
 	opts := dockerOrSkip(t)
-	spec, err := harness.LoadSpec(downstreamSpec)
+	sp, err := spec.Load(downstreamSpec)
 	require.NoError(t, err)
 	setRapid(t, 6, 0)
 	reps := soakReps(t)
-	for _, ts := range spec.Tools {
+	for _, ts := range sp.Tools {
 		t.Run(ts.Name, func(t *testing.T) {
 			kind := fixtures.Kind(ts.Container.Tool.Env["ONCEPROOF_FIXTURE_KIND"])
 			want := fixtures.Expected(kind)

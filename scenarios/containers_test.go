@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/fixtures"
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/container"
+	"github.com/onceproof/onceproof/harness/report"
+	"github.com/onceproof/onceproof/harness/spec"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -19,14 +21,14 @@ const containerSpec = "../examples/containers/tickets.yaml"
 
 // dockerOrSkip skips only when no Docker engine is reachable; everything
 // else a container test needs (the local images) must be there.
-func dockerOrSkip(t *testing.T) harness.EnvOptions {
+func dockerOrSkip(t *testing.T) container.EnvOptions {
 	t.Helper()
-	docker, err := harness.DockerClient(context.Background())
+	docker, err := container.DockerClient(context.Background())
 	if err != nil {
 		t.Skipf("no Docker engine: %v", err)
 	}
 	t.Cleanup(func() { _ = docker.Close() })
-	return harness.EnvOptions{Images: harness.LocalImages{Map: harness.DefaultLocalImages(), Docker: docker}}
+	return container.EnvOptions{Images: container.LocalImages{Map: container.DefaultLocalImages(), Docker: docker}}
 }
 
 // TestContainerFixtureVerdicts certifies the store-backed fixtures as
@@ -38,10 +40,10 @@ func TestContainerFixtureVerdicts(t *testing.T) {
 		t.Skip("-short: rapid runs a fifth of the checks, too few to show every documented verdict")
 	}
 	opts := dockerOrSkip(t)
-	spec, err := harness.LoadSpec(containerSpec)
+	sp, err := spec.Load(containerSpec)
 	require.NoError(t, err)
 	setRapid(t, 6, 0)
-	for _, ts := range spec.Tools {
+	for _, ts := range sp.Tools {
 		t.Run(ts.Name, func(t *testing.T) {
 			kind := fixtures.Kind(ts.Container.Tool.Env["ONCEPROOF_FIXTURE_KIND"])
 			want := fixtures.Expected(kind)
@@ -62,7 +64,7 @@ func TestContainerFixtureVerdicts(t *testing.T) {
 				t.Logf("%-22s %s %d/%d", s.ID, s.Verdict, s.ValidTrials, s.Checks)
 			}
 			require.True(t, ids[string(scenarios.CrashRestart)], "a container tool runs crash-restart")
-			require.Equal(t, ts.Container.Toxiproxy == harness.ToxiproxyContainer, ids[string(scenarios.DependencyFault)],
+			require.Equal(t, ts.Container.Toxiproxy == container.ToxiproxyContainer, ids[string(scenarios.DependencyFault)],
 				"dependency-fault runs exactly when the Toxiproxy container proxies a dependency")
 		})
 	}
@@ -75,9 +77,9 @@ func TestCrashRestartCatchesMemoryDedupeEveryRun(t *testing.T) {
 		t.Skip("-short: starts containers")
 	}
 	opts := dockerOrSkip(t)
-	spec, err := harness.LoadSpec(containerSpec)
+	sp, err := spec.Load(containerSpec)
 	require.NoError(t, err)
-	ts, err := spec.Find("tickets-memory-dedupe")
+	ts, err := sp.Find("tickets-memory-dedupe")
 	require.NoError(t, err)
 	reps := 3
 	if s := os.Getenv("ONCEPROOF_SOAK"); s != "" {
@@ -93,7 +95,7 @@ func TestCrashRestartCatchesMemoryDedupeEveryRun(t *testing.T) {
 		rep, err := scenarios.Run(ctx, tool, scenarios.Config{Scenarios: []scenarios.ID{scenarios.CrashRestart}})
 		require.NoError(t, err)
 		s := rep.Scenarios[0]
-		require.Equal(t, harness.Fail, s.Verdict, "run %d: %s", i, s.Reason)
+		require.Equal(t, report.Fail, s.Verdict, "run %d: %s", i, s.Reason)
 		require.Equal(t, 1, s.Checks, "run %d: the first trial already duplicates", i)
 		require.Contains(t, s.Counterexample.String(), "container killed (SIGKILL) and restarted")
 	}
@@ -103,9 +105,9 @@ func TestCrashRestartCatchesMemoryDedupeEveryRun(t *testing.T) {
 // build fails before anything runs, never pulls, and leaves nothing behind.
 func TestMissingLocalImageIsAClearError(t *testing.T) {
 	opts := dockerOrSkip(t)
-	spec, err := harness.LoadSpec(containerSpec)
+	sp, err := spec.Load(containerSpec)
 	require.NoError(t, err)
-	ts, err := spec.Find("tickets-memory-dedupe")
+	ts, err := sp.Find("tickets-memory-dedupe")
 	require.NoError(t, err)
 	c := *ts.Container
 	c.Tool.Image = "ghcr.io/onceproof/never-built:0.0.1"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -30,7 +31,7 @@ func TestReportSchemaListsEveryScenario(t *testing.T) {
 			} `json:"scenario"`
 		} `json:"$defs"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(harness.ReportSchema), &s))
+	require.NoError(t, json.Unmarshal([]byte(report.ReportSchema), &s))
 	var ids []string
 	for _, id := range append(scenarios.All(), scenarios.ClientChecks()...) {
 		ids = append(ids, string(id))
@@ -75,8 +76,8 @@ func TestAcknowledgedNoEffectIsNamed(t *testing.T) {
 		scenarios.KeyMismatch, scenarios.DistinctKeys, scenarios.Replay}
 	rep := mustRun(t, tool, run)
 	for _, s := range rep.Scenarios {
-		require.Equal(t, harness.Fail, s.Verdict, "%s: %s", s.ID, s.Reason)
-		assert.Equal(t, harness.RuleAckedNoEffect, s.Counterexample.Rule, "%s: %s", s.ID, s.Reason)
+		require.Equal(t, report.Fail, s.Verdict, "%s: %s", s.ID, s.Reason)
+		assert.Equal(t, report.RuleAckedNoEffect, s.Counterexample.Rule, "%s: %s", s.ID, s.Reason)
 		assert.True(t, strings.HasPrefix(s.Reason, "acknowledged, no effect: attempt "), "%s: %s", s.ID, s.Reason)
 	}
 }
@@ -91,7 +92,7 @@ func TestRetentionReportsTheLongestDelay(t *testing.T) {
 	rep := mustRun(t, tool, cfg)
 	require.Len(t, rep.Scenarios, 1)
 	s := rep.Scenarios[0]
-	require.Equal(t, harness.Pass, s.Verdict, s.Reason)
+	require.Equal(t, report.Pass, s.Verdict, s.Reason)
 	assert.Positive(t, s.LongestDelay)
 	assert.LessOrEqual(t, s.LongestDelay, 500*time.Millisecond, "retention: 500ms bounds the waits")
 	assert.Contains(t, s.Honoured(), "keys honoured for at least ")
@@ -110,7 +111,7 @@ func TestRetentionBoundedByMaxWait(t *testing.T) {
 	began := time.Now()
 	rep := mustRun(t, tool, cfg)
 	s := rep.Scenarios[0]
-	require.Equal(t, harness.Pass, s.Verdict, "a retention of 1m checked up to 300ms: %s", s.Reason)
+	require.Equal(t, report.Pass, s.Verdict, "a retention of 1m checked up to 300ms: %s", s.Reason)
 	assert.LessOrEqual(t, s.LongestDelay, 300*time.Millisecond)
 	assert.Less(t, time.Since(began), 10*time.Second)
 }
@@ -123,11 +124,11 @@ func TestProfileDecidesTheCodes(t *testing.T) {
 	cfg := fast
 	cfg.Scenarios = []scenarios.ID{scenarios.KeyMismatch}
 	stripe := mustRun(t, startFixture(t, fixtures.Stripe), cfg)
-	require.Equal(t, harness.Pass, stripe.Scenarios[0].Verdict, stripe.Scenarios[0].Reason)
+	require.Equal(t, report.Pass, stripe.Scenarios[0].Verdict, stripe.Scenarios[0].Reason)
 	ietf := mustRun(t, startFixture(t, fixtures.StripeAsIETF), cfg)
 	s := ietf.Scenarios[0]
-	require.Equal(t, harness.Fail, s.Verdict)
-	assert.Equal(t, harness.RuleStatus, s.Counterexample.Rule)
+	require.Equal(t, report.Fail, s.Verdict)
+	assert.Equal(t, report.RuleStatus, s.Counterexample.Rule)
 	assert.Regexp(t, `^profile ietf: a reused key with another payload must be refused with 422 \(got 400, attempt \d\)$`, s.Reason)
 
 	assert.NotContains(t, scenarios.Applicable(startFixture(t, fixtures.Stripe)), scenarios.MissingKey, "stripe does not require a key")

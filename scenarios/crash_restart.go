@@ -10,6 +10,7 @@ import (
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // errCrashed is why the original attempt of a crash is abandoned.
@@ -48,8 +49,8 @@ func crashRestart(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (resul
 		done := make(chan harness.Attempt, 1)
 		go func() {
 			a := tr.s.SendWatched(octx, call, tr.origin, harness.GiveUp{}, nil)
-			a.WithFault(swallow)
-			a.Fault, a.Phase = swallow.Name()+" + crash", faults.Crash
+			harness.RecordFault(&a, swallow)
+			a.Fault, a.Phase = swallow.Name()+" + crash", report.PhaseCrash
 			done <- tr.record(a)
 		}()
 
@@ -79,7 +80,7 @@ func crashRestart(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (resul
 			res.invalid = fmt.Sprintf("attempt %d: a response arrived before the crash", original.N)
 		}
 
-		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Phase: faults.Crash, Start: time.Since(tr.origin), Before: 1, Replica: victim}
+		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Phase: report.PhaseCrash, Start: time.Since(tr.origin), Before: 1, Replica: victim}
 		if err := tr.restart(tr.ctx); err != nil {
 			return res, err
 		}

@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // distinctKeys: two operations whose requests are byte-identical except for
@@ -47,17 +48,17 @@ func distinctKeys(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		res.effects = []harness.Effect{e}
 		switch {
 		case e.Count > 2:
-			res.failf(harness.RuleExactlyOnce, "two operations with distinct keys made %d effects, want 2", e.Count)
+			res.failf(report.RuleExactlyOnce, "two operations with distinct keys made %d effects, want 2", e.Count)
 		case a1.Outcome != harness.OK || a2.Outcome != harness.OK:
 			res.invalid = "a call got no response"
 		case !is2xx(a1.Status) || !is2xx(a2.Status):
-			res.failf(harness.RuleStatus, "statuses %d and %d, want 2xx for both", a1.Status, a2.Status)
+			res.failf(report.RuleStatus, "statuses %d and %d, want 2xx for both", a1.Status, a2.Status)
 		case e.Count == 0:
 			res.ackedNoEffect(a2, e, "")
 		case e.Count != 2:
-			res.failf(harness.RuleExactlyOnce, "two operations with distinct keys, both acknowledged, made %d effects, want 2: the tool merges on the payload, not the key", e.Count)
+			res.failf(report.RuleExactlyOnce, "two operations with distinct keys, both acknowledged, made %d effects, want 2: the tool merges on the payload, not the key", e.Count)
 		case a1.ResultID != "" && a1.ResultID == a2.ResultID:
-			res.failf(harness.RuleResult, "both operations returned result_id %q: distinct operations must get distinct results", a1.ResultID)
+			res.failf(report.RuleResult, "both operations returned result_id %q: distinct operations must get distinct results", a1.ResultID)
 		}
 		return res, nil
 	}

@@ -28,11 +28,34 @@
 //     is refused with the profile's code and makes no effect (HTTP tools).
 //   - retention: where the tool declares a retention, a retry after a drawn
 //     wait up to min(retention, Config.MaxWait) gets the replay.
+//   - crash-restart: containers only. The tool commits, is killed before its
+//     response is delivered, restarts, and the retry arrives. Exactly one
+//     effect.
+//   - dependency-fault: containers whose database link is proxied. The link
+//     is reset or cut mid-request: no 2xx for an uncommitted write, exactly
+//     one effect after retries.
+//   - downstream: tools with a downstream section. Their calls to the
+//     provider onceproof plays meet lost responses, resets or 503s: the
+//     provider performs exactly one effect, every call carries a key, the
+//     same on every retry.
+//   - annotations: MCP tools that claim idempotentHint (a second identical
+//     call adds no effect) or readOnlyHint (no effect at all).
+//
+// Adding a scenario is one file holding its drawer (a function that draws a
+// whole plan and returns the trial that runs it; key_mismatch.go is the
+// model) and one row in the table in scenario.go, which names what a tool
+// needs to run it. Everything else (All, ParseID, Applicable, the CLI's
+// --scenario flag) is derived from the table; tests tie the report schema's
+// enum, this comment and the README's scenario table to it.
 //
 // Every scenario judges the tool by its contract ([harness.ContractOf]):
 // the profile's codes and replay semantics, and names the rule a
-// counterexample broke ([harness.Rule]); a 2xx for a write that never took
+// counterexample broke ([report.Rule]); a 2xx for a write that never took
 // effect is "acknowledged, no effect" wherever it is seen.
 //
-// Go test users call [Certify]; the CLI calls [Run].
+// Go test users call [Certify] (or [CertifyClient] for an agent's retry
+// wrapper); the CLI calls [Run] and [RunClient].
+//
+// scenarios imports faults, harness, harness/capture and harness/report,
+// and rapid; not the spec, containers, MCP or report renderers.
 package scenarios

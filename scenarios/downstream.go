@@ -10,14 +10,16 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/capture"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // downstreamAnswers are the faults a plan draws for the tool's calls to its
 // dependency, the one shrinking goes to first.
-var downstreamAnswers = []harness.CaptureAnswer{
-	{Kind: harness.CaptureLose},
-	{Kind: harness.CaptureReset},
-	{Kind: harness.CaptureStatus, Status: http.StatusServiceUnavailable},
+var downstreamAnswers = []capture.Answer{
+	{Kind: capture.KindLose},
+	{Kind: capture.KindReset},
+	{Kind: capture.KindStatus, Status: http.StatusServiceUnavailable},
 }
 
 // downstreamQuiet is how long the provider must hear nothing more of an
@@ -36,7 +38,7 @@ func downstream(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result,
 	name := d.Name()
 	seed := drawSeed(t, "payload")
 	n := rapid.IntRange(1, 4).Draw(t, "outbound-faults")
-	answers := make([]harness.CaptureAnswer, n)
+	answers := make([]capture.Answer, n)
 	words := make([]string, n)
 	for i := range answers {
 		answers[i] = rapid.SampledFrom(downstreamAnswers).Draw(t, fmt.Sprintf("outbound%d", i))
@@ -110,26 +112,26 @@ func judgeDownstream(res *result, d *harness.Downstream, log []harness.Outbound,
 	switch {
 	case effects > 1:
 		res.violation, res.kind = "", ""
-		res.failf(harness.RuleDownstreamOnce, "%s performed %d effects for one operation (%s), want exactly 1: the tool's retries to it were not deduplicated", name, effects, keysOf(log))
+		res.failf(report.RuleDownstreamOnce, "%s performed %d effects for one operation (%s), want exactly 1: the tool's retries to it were not deduplicated", name, effects, keysOf(log))
 	case effects == 0 && final.Outcome == harness.OK && is2xx(final.Status):
 		res.violation, res.kind = "", ""
-		res.failf(harness.RuleDownstreamOnce, "the tool confirmed the operation (attempt %d, status %d) but %s performed none of it", final.N, final.Status, name)
+		res.failf(report.RuleDownstreamOnce, "the tool confirmed the operation (attempt %d, status %d) but %s performed none of it", final.N, final.Status, name)
 	}
 	for i, o := range log {
 		if !o.Keyed() {
-			res.failf(harness.RuleDownstreamKey, "attempt %d to %s carried no %s: the provider cannot tell the tool's retry from a new request", ns[i], name, d.KeyHeader())
+			res.failf(report.RuleDownstreamKey, "attempt %d to %s carried no %s: the provider cannot tell the tool's retry from a new request", ns[i], name, d.KeyHeader())
 			return
 		}
 	}
 	for i, o := range log {
 		if o.Key != log[0].Key {
-			res.failf(harness.RuleDownstreamKey, "attempts %d and %d to %s carried different keys (%s, %s): every retry of one operation must reuse its key", ns[0], ns[i], name, log[0].Key, o.Key)
+			res.failf(report.RuleDownstreamKey, "attempts %d and %d to %s carried different keys (%s, %s): every retry of one operation must reuse its key", ns[0], ns[i], name, log[0].Key, o.Key)
 			return
 		}
 	}
 	for i, o := range log {
 		if o.Reused != "" {
-			res.failf(harness.RuleDownstreamKey, "attempt %d to %s reused the key of another operation (marker %s): the provider answers it with that operation's result", ns[i], name, o.Reused)
+			res.failf(report.RuleDownstreamKey, "attempt %d to %s reused the key of another operation (marker %s): the provider answers it with that operation's result", ns[i], name, o.Reused)
 			return
 		}
 	}
@@ -152,11 +154,11 @@ func keysOf(log []harness.Outbound) string {
 }
 
 // describeAnswer names a drawn answer in a plan.
-func describeAnswer(a harness.CaptureAnswer) string {
+func describeAnswer(a capture.Answer) string {
 	switch a.Kind {
-	case harness.CaptureLose:
+	case capture.KindLose:
 		return "a lost response (the provider did the work)"
-	case harness.CaptureReset:
+	case capture.KindReset:
 		return "a reset (before the provider did the work)"
 	}
 	return "a " + a.String()
@@ -197,13 +199,13 @@ func (r *outboundRecorder) take() []harness.Attempt {
 			a.Key = o.Key
 		}
 		switch o.Answer.Kind {
-		case harness.CaptureOK:
+		case capture.KindOK:
 			a.Outcome, a.Status = harness.OK, http.StatusCreated
-		case harness.CaptureStatus:
+		case capture.KindStatus:
 			a.Outcome, a.Status, a.Fault = harness.OK, o.Answer.Status, o.Answer.String()+" from the provider"
-		case harness.CaptureLose:
+		case capture.KindLose:
 			a.Outcome, a.Fault = harness.Unknown, "lose-response (the provider did the work)"
-		case harness.CaptureReset:
+		case capture.KindReset:
 			a.Outcome, a.Fault = harness.Unknown, "reset-connection (before the provider did the work)"
 		}
 		out = append(out, a)

@@ -14,6 +14,7 @@ import (
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/fixtures/fixturetest"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -58,7 +59,7 @@ func TestDownstreamFixtureVerdicts(t *testing.T) {
 				if s.ID != string(scenarios.Downstream) {
 					continue
 				}
-				if s.Verdict == harness.Pass {
+				if s.Verdict == report.Pass {
 					require.Equal(t, s.Checks, s.ValidTrials, "every trial's fault fired and was retried: %s", s.Reason)
 					continue
 				}
@@ -125,7 +126,7 @@ func TestDownstreamNeedsMarker(t *testing.T) {
 	cfg.Scenarios = []scenarios.ID{scenarios.Downstream}
 	rep := mustRun(t, tool, cfg)
 	s := rep.Scenarios[0]
-	require.Equal(t, harness.Inconclusive, s.Verdict, s.Reason)
+	require.Equal(t, report.Inconclusive, s.Verdict, s.Reason)
 	require.Contains(t, s.Reason, "carried the operation's marker")
 	require.Positive(t, d.Stray(), "the calls were answered as stray")
 }

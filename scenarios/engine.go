@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // The search engine shared by every scenario and client check.
@@ -406,35 +407,35 @@ const shrinkTries = 3
 // verdict turns what a search found into a scenario report. A scenario
 // passes only if no trial failed and at least half of its trials (and at
 // least one) had their fault fire.
-func (f found) verdict(id ID) harness.ScenarioReport {
-	rep := harness.ScenarioReport{ID: string(id), Checks: f.checks, ValidTrials: f.valid, Seed: f.seed, Duration: f.duration}
+func (f found) verdict(id ID) report.ScenarioReport {
+	rep := report.ScenarioReport{ID: string(id), Checks: f.checks, ValidTrials: f.valid, Seed: f.seed, Duration: f.duration}
 	switch {
 	case f.failure != nil:
-		rep.Verdict = harness.Fail
+		rep.Verdict = report.Fail
 		rep.Reason = f.failure.Violation
 		rep.Counterexample = f.failure
 		rep.Counterexample.Shrink = f.shrink.note()
 	case f.err != nil:
-		rep.Verdict = harness.Inconclusive
+		rep.Verdict = report.Inconclusive
 		rep.Reason = fmt.Sprintf("harness error: %v", f.err)
 	case f.interrupted:
-		rep.Verdict = harness.Inconclusive
-		rep.Reason = fmt.Sprintf("interrupted after %s", harness.Plural(f.checks, "trial"))
+		rep.Verdict = report.Inconclusive
+		rep.Reason = fmt.Sprintf("interrupted after %s", report.Plural(f.checks, "trial"))
 	case f.valid == 0 || f.valid*2 < f.checks:
-		rep.Verdict = harness.Inconclusive
+		rep.Verdict = report.Inconclusive
 		if f.checks == 0 {
 			rep.Reason = "no trial ran (the budget was spent before the first)"
 		} else {
-			rep.Reason = fmt.Sprintf("only %d of %s had their fault fire (first: %s); exactly-once was not shown", f.valid, harness.Plural(f.checks, "trial"), f.invalid)
+			rep.Reason = fmt.Sprintf("only %d of %s had their fault fire (first: %s); exactly-once was not shown", f.valid, report.Plural(f.checks, "trial"), f.invalid)
 		}
 	default:
-		rep.Verdict = harness.Pass
-		rep.RuledOut = harness.RuledOut(f.valid)
+		rep.Verdict = report.Pass
+		rep.RuledOut = report.RuledOut(f.valid)
 		if f.valid < f.checks {
-			rep.Reason = fmt.Sprintf("%s did not count (first: %s)", harness.Plural(f.checks-f.valid, "trial"), f.invalid)
+			rep.Reason = fmt.Sprintf("%s did not count (first: %s)", report.Plural(f.checks-f.valid, "trial"), f.invalid)
 		}
 	}
-	rep.Passed = rep.Verdict == harness.Pass
+	rep.Passed = rep.Verdict == report.Pass
 	return rep
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -34,11 +35,11 @@ func TestCounterexampleIndependentOfParallel(t *testing.T) {
 		{fixtures.CheckThenAct, scenarios.ConcurrentDuplicate, true, "a race: which trial loses it first depends on timing, its shrunk form does not"},
 	} {
 		t.Run(string(tc.kind)+"/"+string(tc.id), func(t *testing.T) {
-			var reps []harness.ScenarioReport
+			var reps []report.ScenarioReport
 			for _, parallel := range []int{1, scenarios.DefaultParallel()} {
 				cfg := scenarios.Config{Scenarios: []scenarios.ID{tc.id}, Checks: 30, Seed: 4242, Parallel: parallel}
 				rep := mustRun(t, startFixture(t, tc.kind), cfg)
-				require.Equal(t, harness.Fail, rep.Scenarios[0].Verdict, "parallel %d: %s", parallel, tc.reason)
+				require.Equal(t, report.Fail, rep.Scenarios[0].Verdict, "parallel %d: %s", parallel, tc.reason)
 				reps = append(reps, rep.Scenarios[0])
 			}
 			a, b := reps[0], reps[1]
@@ -53,7 +54,7 @@ func TestCounterexampleIndependentOfParallel(t *testing.T) {
 			// may need a few trials to be lost again).
 			cfg := scenarios.Config{Scenarios: []scenarios.ID{tc.id}, Checks: 30, Seed: a.Seed}
 			again := mustRun(t, startFixture(t, tc.kind), cfg).Scenarios[0]
-			require.Equal(t, harness.Fail, again.Verdict, tc.reason)
+			require.Equal(t, report.Fail, again.Verdict, tc.reason)
 			if !tc.race {
 				require.Equal(t, 1, again.Checks, "the replayed seed fails at once: %s", tc.reason)
 			}
@@ -68,9 +69,9 @@ func TestBudgetTradesTimeForDepth(t *testing.T) {
 	tool := startFixture(t, fixtures.Correct)
 	rep := mustRun(t, tool, scenarios.Config{Scenarios: []scenarios.ID{scenarios.PreServerError}, Budget: 300 * time.Millisecond, MaxBackoff: time.Millisecond})
 	s := rep.Scenarios[0]
-	require.Equal(t, harness.Pass, s.Verdict, s.Reason)
+	require.Equal(t, report.Pass, s.Verdict, s.Reason)
 	require.Positive(t, s.Checks)
-	require.InDelta(t, harness.RuledOut(s.ValidTrials), s.RuledOut, 1e-12, "the depth is stated")
+	require.InDelta(t, report.RuledOut(s.ValidTrials), s.RuledOut, 1e-12, "the depth is stated")
 
 	rep = mustRun(t, tool, scenarios.Config{Scenarios: []scenarios.ID{scenarios.PreServerError}, Budget: time.Hour, Checks: 7})
 	require.Equal(t, 7, rep.Scenarios[0].Checks, "checks caps a budget")
@@ -88,7 +89,7 @@ func TestRuledOutIsTheRuleOfThree(t *testing.T) {
 		{100, 0.0295, "100 trials: about 3%"},
 		{1000, 0.002991, "1000 trials: about 0.3%"},
 	} {
-		require.InDelta(t, tc.want, harness.RuledOut(tc.valid), 1e-4, tc.reason)
+		require.InDelta(t, tc.want, report.RuledOut(tc.valid), 1e-4, tc.reason)
 	}
 }
 
@@ -175,11 +176,11 @@ func TestCallerStaysWhileTheToolWorks(t *testing.T) {
 	cfg := scenarios.Config{Scenarios: []scenarios.ID{scenarios.LostResponse}, Checks: 20}
 	rep := mustRun(t, startSlow(t, true), cfg)
 	s := rep.Scenarios[0]
-	require.Equal(t, harness.Pass, s.Verdict, s.Reason)
+	require.Equal(t, report.Pass, s.Verdict, s.Reason)
 	require.Greater(t, 2*s.ValidTrials, s.Checks, s.Reason)
 
 	rep = mustRun(t, startSlow(t, false), cfg)
-	require.Equal(t, harness.Fail, rep.Scenarios[0].Verdict, rep.Scenarios[0].Reason)
+	require.Equal(t, report.Fail, rep.Scenarios[0].Verdict, rep.Scenarios[0].Reason)
 }
 
 // TestInterruptWhileShrinkingKeepsTheFailure: a run interrupted while it
@@ -197,7 +198,7 @@ func TestInterruptWhileShrinkingKeepsTheFailure(t *testing.T) {
 	rep, err := scenarios.Run(ctx, startFixture(t, fixtures.CheckThenAct), cfg)
 	require.ErrorIs(t, err, context.Canceled)
 	s := rep.Scenarios[0]
-	require.Equal(t, harness.Fail, s.Verdict, s.Reason)
+	require.Equal(t, report.Fail, s.Verdict, s.Reason)
 	require.NotNil(t, s.Counterexample)
 	require.NotEmpty(t, s.Counterexample.Attempts)
 	require.Contains(t, s.Counterexample.Shrink, "interrupted")

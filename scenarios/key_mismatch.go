@@ -3,8 +3,10 @@ package scenarios
 import (
 	"fmt"
 
-	"github.com/onceproof/onceproof/harness"
 	"pgregory.net/rapid"
+
+	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // keyMismatch: after a success, the same key with a different payload (other
@@ -53,12 +55,12 @@ func keyMismatch(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, e
 		c := tr.contract()
 		switch {
 		case e2.Count != 0:
-			res.failf(harness.RuleExactlyOnce, "the reused key with a different payload made %d effects for its marker %s, want 0", e2.Count, op2.Marker)
+			res.failf(report.RuleExactlyOnce, "the reused key with a different payload made %d effects for its marker %s, want 0", e2.Count, op2.Marker)
 		case res.judgeCount(e1, acked(first), tr.seen(), ""):
 		case reused.Outcome != harness.OK:
 			res.invalid = fmt.Sprintf("attempt %d: no response to the reused key: %s", reused.N, reused.Error)
 		case reused.Status != c.Codes.Mismatch:
-			res.failf(harness.RuleStatus, "profile %s: a reused key with another payload must be refused with %d (got %d, attempt %d)", c.Profile, c.Codes.Mismatch, reused.Status, reused.N)
+			res.failf(report.RuleStatus, "profile %s: a reused key with another payload must be refused with %d (got %d, attempt %d)", c.Profile, c.Codes.Mismatch, reused.Status, reused.N)
 		}
 		return res, nil
 	}

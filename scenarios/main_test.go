@@ -10,7 +10,7 @@ import (
 	"github.com/moby/moby/client"
 	"go.uber.org/goleak"
 
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/container"
 )
 
 // TestMain fails the package if a certification leaves goroutines behind
@@ -51,12 +51,12 @@ func TestMain(m *testing.M) {
 // countOwn counts the containers and networks this process labelled.
 func countOwn() (int, error) {
 	ctx := context.Background()
-	docker, err := harness.DockerClient(ctx)
+	docker, err := container.DockerClient(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer docker.Close()
-	f := client.Filters{}.Add("label", harness.LabelPID+"="+strconv.Itoa(os.Getpid()))
+	f := client.Filters{}.Add("label", container.LabelPID+"="+strconv.Itoa(os.Getpid()))
 	cs, err := docker.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
 		return 0, err

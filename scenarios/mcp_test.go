@@ -10,6 +10,8 @@ import (
 
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/mcp"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -21,12 +23,12 @@ var mcpArguments = map[string]struct{ args, keyArg, keyMeta string }{
 	"ticket_stats":  {`{"query":"{{.Marker}}"}`, "", "io.onceproof/idempotency-key"},
 }
 
-func mcpTool(t *testing.T, srv *fixtures.MCPServer, name string) *harness.MCPTool {
+func mcpTool(t *testing.T, srv *fixtures.MCPServer, name string) *mcp.MCPTool {
 	t.Helper()
 	oracle, err := harness.NewHTTPOracle(srv.URL()+"/count?marker={{.Marker}}", "/count")
 	require.NoError(t, err)
 	a := mcpArguments[name]
-	tool, err := harness.NewMCPTool(harness.MCPConfig{Name: name, URL: srv.Endpoint(), Tool: name, Arguments: a.args,
+	tool, err := mcp.NewMCPTool(mcp.MCPConfig{Name: name, URL: srv.Endpoint(), Tool: name, Arguments: a.args,
 		KeyArgument: a.keyArg, KeyMeta: a.keyMeta, Timeout: fastTimeout, ResultID: "/id", Oracle: oracle})
 	require.NoError(t, err)
 	return tool
@@ -53,7 +55,7 @@ func TestMCPFixtureVerdicts(t *testing.T) {
 					got := map[string]string{}
 					for _, s := range rep.Scenarios {
 						got[s.ID] = verdictWord(s.Verdict)
-						if s.Verdict == harness.Fail {
+						if s.Verdict == report.Fail {
 							require.NotNil(t, s.Counterexample, s.ID)
 						}
 					}
@@ -77,7 +79,7 @@ func TestMCPRetriesSayWhichSession(t *testing.T) {
 	rep, err := scenarios.Run(context.Background(), mcpTool(t, srv, "send_notice"), cfg)
 	require.NoError(t, err)
 	s := rep.Scenarios[0]
-	require.Equal(t, harness.Fail, s.Verdict)
+	require.Equal(t, report.Fail, s.Verdict)
 	notes := []string{}
 	for _, a := range s.Counterexample.Attempts {
 		require.True(t, strings.HasPrefix(a.Note, "session "), "attempt %d has no session note: %+v", a.N, a)

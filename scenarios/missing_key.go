@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // missingKey: where the profile requires a key (ietf; custom with a
@@ -41,7 +42,7 @@ func missingKey(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, er
 		}
 		res.effects = []harness.Effect{e}
 		if e.Count > 0 {
-			res.failf(harness.RuleKeyRequired, "profile %s: a request without a key must be refused with %d and make no effect; it made %d effects for marker %s (attempt %d answered %d)",
+			res.failf(report.RuleKeyRequired, "profile %s: a request without a key must be refused with %d and make no effect; it made %d effects for marker %s (attempt %d answered %d)",
 				c.Profile, c.Codes.MissingKey, e.Count, e.Marker, answers[0].N, answers[0].Status)
 			return res, nil
 		}
@@ -50,7 +51,7 @@ func missingKey(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, er
 			case a.Outcome != harness.OK:
 				res.invalid = fmt.Sprintf("attempt %d: no response to the request without a key: %s", a.N, a.Error)
 			case a.Status != c.Codes.MissingKey:
-				res.failf(harness.RuleKeyRequired, "profile %s: a request without a key must be refused with %d (got %d, attempt %d)", c.Profile, c.Codes.MissingKey, a.Status, a.N)
+				res.failf(report.RuleKeyRequired, "profile %s: a request without a key must be refused with %d (got %d, attempt %d)", c.Profile, c.Codes.MissingKey, a.Status, a.N)
 			}
 		}
 		return res, nil

@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // replay: a first answer, then 1–3 retries with the same key after drawn
@@ -33,11 +34,11 @@ func replay(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, err
 		parts[i] = delays[i].String()
 	}
 	var corrected time.Duration
-	plan := fmt.Sprintf("a delivered call, then %s with the same key after %s", harness.Plural(n, "replay"), strings.Join(parts, ", "))
+	plan := fmt.Sprintf("a delivered call, then %s with the same key after %s", report.Plural(n, "replay"), strings.Join(parts, ", "))
 	if refused {
 		corrected = drawDelay(t, n, cfg.MaxBackoff, "delay-corrected")
 		plan = fmt.Sprintf("a request the tool refuses (error_body), then the same request %s after %s, then the corrected payload with the same key after %s",
-			harness.Plural(n, "more time"), strings.Join(parts, ", "), corrected)
+			report.Plural(n, "more time"), strings.Join(parts, ", "), corrected)
 	}
 
 	return func(tr *trial) (result, error) {
@@ -103,7 +104,7 @@ func (tr *trial) replayRefusal(res *result, seed uint64, delays []time.Duration,
 	c := tr.contract()
 	stored := c.Replays(first.Status)
 	if first.After != 0 {
-		res.failf(harness.RuleExactlyOnce, "attempt %d: a refused request (%d) made %d effects for marker %s, want 0", first.N, first.Status, first.After, op.Marker)
+		res.failf(report.RuleExactlyOnce, "attempt %d: a refused request (%d) made %d effects for marker %s, want 0", first.N, first.Status, first.After, op.Marker)
 	}
 	res.firstExecution(c, first)
 	for _, d := range delays {
@@ -144,9 +145,9 @@ func (tr *trial) replayRefusal(res *result, seed uint64, delays []time.Duration,
 	res.effects = []harness.Effect{e1, e2}
 	switch {
 	case e1.Count != 0:
-		res.replace(harness.RuleExactlyOnce, "the refused request made %d effects for marker %s, want 0", e1.Count, e1.Marker)
+		res.replace(report.RuleExactlyOnce, "the refused request made %d effects for marker %s, want 0", e1.Count, e1.Marker)
 	case stored && e2.Count > 0:
-		res.replace(harness.RuleErrorReplay, "profile %s: the key's first answer was %d, which the profile says is stored and replayed, but the same key with the corrected payload ran again (attempt %d answered %d, %d effects for marker %s): the tool re-executes after a first error",
+		res.replace(report.RuleErrorReplay, "profile %s: the key's first answer was %d, which the profile says is stored and replayed, but the same key with the corrected payload ran again (attempt %d answered %d, %d effects for marker %s): the tool re-executes after a first error",
 			c.Profile, first.Status, fixed.N, fixed.Status, e2.Count, e2.Marker)
 	case res.judgeCount(e2, acked(fixed), tr.seen(), " to the corrected payload"):
 	case fixed.Outcome != harness.OK:
@@ -154,7 +155,7 @@ func (tr *trial) replayRefusal(res *result, seed uint64, delays []time.Duration,
 			res.invalid = fmt.Sprintf("attempt %d: the corrected payload got no response: %s", fixed.N, fixed.Error)
 		}
 	case stored && fixed.Status != first.Status && fixed.Status != c.Codes.Mismatch:
-		res.failf(harness.RuleErrorReplay, "profile %s: the key's first answer was %d, which the profile says is replayed: the same key with the corrected payload must get it again (or %d for another payload), got %d (attempt %d)",
+		res.failf(report.RuleErrorReplay, "profile %s: the key's first answer was %d, which the profile says is replayed: the same key with the corrected payload must get it again (or %d for another payload), got %d (attempt %d)",
 			c.Profile, first.Status, c.Codes.Mismatch, fixed.Status, fixed.N)
 	}
 	return nil
@@ -171,7 +172,7 @@ func (r *result) repeats(c harness.Contract, first, replay harness.Attempt) {
 	if c.Codes.Replay == harness.ReplayLatest {
 		how = "as its latest state"
 	}
-	r.fail(harness.RuleReplayFidelity, "a replay differs in its "+d.Field,
+	r.fail(report.RuleReplayFidelity, "a replay differs in its "+d.Field,
 		fmt.Sprintf("profile %s: attempt %d replays attempt %d but does not repeat its answer %s: %s", c.Profile, replay.N, first.N, how, d))
 }
 
@@ -179,7 +180,7 @@ func (r *result) repeats(c harness.Contract, first, replay harness.Attempt) {
 // the contract's replayed header.
 func (r *result) replayed(c harness.Contract, a harness.Attempt, why string) {
 	if c.ReplayedHeader != "" && a.Outcome == harness.OK && !c.Replayed(a) {
-		r.failf(harness.RuleReplayedHeader, "attempt %d is a replay (%s) but lacks the replayed header %s", a.N, why, c.ReplayedHeader)
+		r.failf(report.RuleReplayedHeader, "attempt %d is a replay (%s) but lacks the replayed header %s", a.N, why, c.ReplayedHeader)
 	}
 }
 
@@ -187,6 +188,6 @@ func (r *result) replayed(c harness.Contract, a harness.Attempt, why string) {
 // contract's replayed header.
 func (r *result) firstExecution(c harness.Contract, a harness.Attempt) {
 	if c.Replayed(a) {
-		r.failf(harness.RuleReplayedHeader, "attempt %d is a first execution but carries the replayed header %s: %s", a.N, c.ReplayedHeader, a.Headers[c.ReplayedHeader])
+		r.failf(report.RuleReplayedHeader, "attempt %d is a first execution but carries the replayed header %s: %s", a.N, c.ReplayedHeader, a.Headers[c.ReplayedHeader])
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // DefaultMaxWait bounds the retention scenario's waits unless
@@ -74,7 +75,7 @@ func retention(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, 
 	delay := drawRetentionDelay(t, window)
 	const seed = 1
 	plan := fmt.Sprintf("a delivered call, then a retry with the same key %s after its answer (retention %s, checked up to %s)",
-		delay, harness.FormatDuration(c.Retention), harness.FormatDuration(window))
+		delay, report.FormatDuration(c.Retention), report.FormatDuration(window))
 
 	return func(tr *trial) (result, error) {
 		res := result{plan: plan}
@@ -98,7 +99,7 @@ func retention(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, 
 		after := (again.Start - first.End).Round(time.Millisecond)
 		if after > c.Retention {
 			res.invalid = fmt.Sprintf("attempt %d went out %s after the first answer, past the declared retention %s (drawn: %s): the harness could not send it sooner",
-				again.N, after, harness.FormatDuration(c.Retention), delay)
+				again.N, after, report.FormatDuration(c.Retention), delay)
 			return res, nil
 		}
 		e, err := tr.effect(op.Marker, 1)
@@ -106,17 +107,17 @@ func retention(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, 
 			return res, err
 		}
 		res.effects = []harness.Effect{e}
-		promise := fmt.Sprintf("profile %s, retention %s", c.Profile, harness.FormatDuration(c.Retention))
+		promise := fmt.Sprintf("profile %s, retention %s", c.Profile, report.FormatDuration(c.Retention))
 		switch {
 		case e.Count > e.Want:
-			res.replace(harness.RuleRetention, "%s: a retry %s after the first answer ran again (%d effects for marker %s): the key was forgotten",
+			res.replace(report.RuleRetention, "%s: a retry %s after the first answer ran again (%d effects for marker %s): the key was forgotten",
 				promise, after, e.Count, e.Marker)
 		case res.judgeCount(e, acked(first), tr.seen(), ""):
 		case again.Outcome != harness.OK:
 			res.invalid = fmt.Sprintf("attempt %d: the retry got no response: %s", again.N, again.Error)
 		default:
 			if d, ok := c.ReplayDiff(first, again); ok {
-				res.fail(harness.RuleRetention, "a late retry differs in its "+d.Field,
+				res.fail(report.RuleRetention, "a late retry differs in its "+d.Field,
 					fmt.Sprintf("%s: a retry %s after the first answer (attempt %d) did not get the replay: %s", promise, after, again.N, d))
 			}
 			res.replayed(c, again, fmt.Sprintf("a retry %s after the first answer", after))

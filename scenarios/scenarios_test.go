@@ -13,6 +13,7 @@ import (
 
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -50,11 +51,11 @@ func TestCertifyCorrectFixture(t *testing.T) {
 	scenarios.Certify(t, startFixture(t, fixtures.Correct), fast)
 }
 
-func verdictWord(v harness.Verdict) string {
+func verdictWord(v report.Verdict) string {
 	switch v {
-	case harness.Pass:
+	case report.Pass:
 		return "pass"
-	case harness.Fail:
+	case report.Fail:
 		return "fail"
 	}
 	return "inconclusive"
@@ -94,7 +95,7 @@ func TestFixtureVerdicts(t *testing.T) {
 				require.Len(t, rep.Scenarios, len(want))
 				for _, s := range rep.Scenarios {
 					require.Equal(t, want[s.ID], verdictWord(s.Verdict), "%s × %s: %s\n%v", kind, s.ID, s.Reason, s.Counterexample)
-					if s.Verdict == harness.Fail {
+					if s.Verdict == report.Fail {
 						require.NotNil(t, s.Counterexample, "a failure carries its evidence")
 						require.NotEmpty(t, s.Counterexample.Attempts)
 					} else {
@@ -118,7 +119,7 @@ func documented(tool harness.Tool, want map[string]string) []scenarios.ID {
 	return ids
 }
 
-func mustRun(t *testing.T, tool harness.Tool, cfg scenarios.Config) harness.ToolReport {
+func mustRun(t *testing.T, tool harness.Tool, cfg scenarios.Config) report.ToolReport {
 	t.Helper()
 	rep, err := scenarios.Run(context.Background(), tool, cfg)
 	require.NoError(t, err)
@@ -135,7 +136,7 @@ func TestSameSeedSameCounterexample(t *testing.T) {
 	second := mustRun(t, startFixture(t, fixtures.Naive), cfg)
 	for i := range first.Scenarios {
 		a, b := first.Scenarios[i], second.Scenarios[i]
-		require.Equal(t, harness.Fail, a.Verdict)
+		require.Equal(t, report.Fail, a.Verdict)
 		require.Equal(t, a.Seed, b.Seed)
 		require.Equal(t, a.Counterexample.Plan, b.Counterexample.Plan)
 		require.Equal(t, shape(a.Counterexample), shape(b.Counterexample))
@@ -173,7 +174,7 @@ func TestNoPassWhenFaultsNeverFire(t *testing.T) {
 	rep := mustRun(t, bypass{startFixture(t, fixtures.Correct)}, cfg)
 	require.False(t, rep.AgentReady)
 	for _, s := range rep.Scenarios {
-		require.Equal(t, harness.Inconclusive, s.Verdict, "%s: %s", s.ID, s.Reason)
+		require.Equal(t, report.Inconclusive, s.Verdict, "%s: %s", s.ID, s.Reason)
 		// Only refused connections (which the harness dials itself) can fire.
 		require.Less(t, 2*s.ValidTrials, s.Checks, s.ID)
 		require.Contains(t, s.Reason, "fault fire")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/fixtures/fixturetest"
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -59,7 +59,7 @@ func TestStoreKindVerdictsInProcess(t *testing.T) {
 			require.NotEmpty(t, rep.Scenarios)
 			for _, s := range rep.Scenarios {
 				require.Equal(t, want[s.ID], verdictWord(s.Verdict), "%s × %s: %s\n%v", kind, s.ID, s.Reason, s.Counterexample)
-				if s.Verdict == harness.Pass {
+				if s.Verdict == report.Pass {
 					require.Positive(t, s.ValidTrials)
 				}
 			}

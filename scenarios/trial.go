@@ -8,6 +8,7 @@ import (
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // trial executes one drawn plan against a session and keeps its attempt log.
@@ -57,7 +58,7 @@ type result struct {
 	// violation, the same for every trial that breaks it the same way;
 	// rule names it for the reports.
 	violation, kind string
-	rule            harness.Rule
+	rule            report.Rule
 	effects         []harness.Effect
 	// extra is what the scenario pools over its valid trials (retention's
 	// delay).
@@ -65,7 +66,7 @@ type result struct {
 }
 
 // fail records a violation unless one was recorded already.
-func (r *result) fail(rule harness.Rule, kind, violation string) {
+func (r *result) fail(rule report.Rule, kind, violation string) {
 	if r.violation == "" {
 		r.violation, r.kind, r.rule = violation, kind, rule
 	}
@@ -73,13 +74,13 @@ func (r *result) fail(rule harness.Rule, kind, violation string) {
 
 // failf records a violation unless one was recorded already; its kind is
 // the format, which names the rule without the trial's numbers and ids.
-func (r *result) failf(rule harness.Rule, format string, args ...any) {
+func (r *result) failf(rule report.Rule, format string, args ...any) {
 	r.fail(rule, format, fmt.Sprintf(format, args...))
 }
 
 // replace records a violation in place of any recorded before: the count is
 // the verdict that matters most.
-func (r *result) replace(rule harness.Rule, format string, args ...any) {
+func (r *result) replace(rule report.Rule, format string, args ...any) {
 	r.violation, r.kind = "", ""
 	r.failf(rule, format, args...)
 }
@@ -94,11 +95,11 @@ func (r *result) replace(rule harness.Rule, format string, args ...any) {
 func (r *result) judgeCount(e harness.Effect, ack *harness.Attempt, seen int, after string) bool {
 	switch {
 	case e.Count > e.Want:
-		r.replace(harness.RuleExactlyOnce, "%d effects for marker %s, want exactly %d%s", e.Count, e.Marker, e.Want, after)
+		r.replace(report.RuleExactlyOnce, "%d effects for marker %s, want exactly %d%s", e.Count, e.Marker, e.Want, after)
 	case e.Count == e.Want:
 		return false
 	case seen > e.Count:
-		r.replace(harness.RuleExactlyOnce, "%d effects for marker %s after the oracle had counted %d%s: a committed write disappeared", e.Count, e.Marker, seen, after)
+		r.replace(report.RuleExactlyOnce, "%d effects for marker %s after the oracle had counted %d%s: a committed write disappeared", e.Count, e.Marker, seen, after)
 	case ack == nil:
 		if r.invalid == "" {
 			r.invalid = fmt.Sprintf("%d effects for marker %s and no attempt was acknowledged: whether the write happened is unknown", e.Count, e.Marker)
@@ -113,7 +114,7 @@ func (r *result) judgeCount(e harness.Effect, ack *harness.Attempt, seen int, af
 // ackedNoEffect records that a answered 2xx for a write the oracle does not
 // count: "acknowledged, no effect", in every scenario the same words.
 func (r *result) ackedNoEffect(a harness.Attempt, e harness.Effect, after string) {
-	r.replace(harness.RuleAckedNoEffect, "acknowledged, no effect: attempt %d answered %d%s, but the oracle counts %d effects for marker %s (want %d)",
+	r.replace(report.RuleAckedNoEffect, "acknowledged, no effect: attempt %d answered %d%s, but the oracle counts %d effects for marker %s (want %d)",
 		a.N, a.Status, after, e.Count, e.Marker, e.Want)
 }
 
@@ -250,7 +251,7 @@ func (tr *trial) doUntil(call *harness.Call, fault faults.Fault, delay time.Dura
 // what the attempt's Fault says.
 func (tr *trial) send(call *harness.Call, fault faults.Fault, label string, delay, wait time.Duration, written func(whole bool)) harness.Attempt {
 	a := tr.s.SendWatched(tr.ctx, call, tr.origin, harness.GiveUp{After: wait}, written)
-	a.WithFault(fault)
+	harness.RecordFault(&a, fault)
 	a.Delay, a.Fault = delay, label
 	return tr.record(a)
 }
@@ -351,7 +352,7 @@ func (tr *trial) judge(res *result, op harness.Operation, final harness.Attempt,
 	case final.Outcome != harness.OK:
 		res.invalid = fmt.Sprintf("attempt %d: the delivered retry%s got no response: %s", final.N, after, final.Error)
 	case !is2xx(final.Status):
-		res.failf(harness.RuleStatus, "attempt %d: the delivered retry%s returned %d, want 2xx (the stored result if the tool had committed)", final.N, after, final.Status)
+		res.failf(report.RuleStatus, "attempt %d: the delivered retry%s returned %d, want 2xx (the stored result if the tool had committed)", final.N, after, final.Status)
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/spec"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -221,7 +221,7 @@ func TestActionPassesFlagsTheCLIHas(t *testing.T) {
 	}
 	var fs []string
 	for _, m := range formatArgRE.FindAllStringSubmatch(run, -1) {
-		require.Contains(t, formats, m[1], "--format %s", m[1])
+		require.Contains(t, formatNames(), m[1], "--format %s", m[1])
 		fs = append(fs, m[1])
 	}
 	slices.Sort(fs)
@@ -285,8 +285,8 @@ func TestExampleWorkflowsUseTheAction(t *testing.T) {
 					for _, id := range strings.FieldsFunc(s.With["scenarios"], func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
 						require.True(t, ids[id], "%s/%s: scenario %q does not exist", job, s.Name, id)
 					}
-					if spec := s.With["spec"]; strings.HasPrefix(spec, "examples/") {
-						_, err := harness.LoadSpec(filepath.Join("../..", spec))
+					if path := s.With["spec"]; strings.HasPrefix(path, "examples/") {
+						_, err := spec.Load(filepath.Join("../..", path))
 						require.NoError(t, err, "the spec the example certifies")
 					}
 				}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
+	"github.com/onceproof/onceproof/harness/spec"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -18,11 +20,11 @@ const chaosUsage = "Usage: onceproof chaos --spec FILE [--tool NAME] [--agents N
 
 // chaosDocument is the JSON form of a chaos run.
 type chaosDocument struct {
-	Version   int                  `json:"version"`
-	Kind      string               `json:"kind"`
-	Onceproof string               `json:"onceproof"`
-	Started   time.Time            `json:"started"`
-	Chaos     *harness.ChaosReport `json:"chaos"`
+	Version   int                 `json:"version"`
+	Kind      string              `json:"kind"`
+	Onceproof string              `json:"onceproof"`
+	Started   time.Time           `json:"started"`
+	Chaos     *report.ChaosReport `json:"chaos"`
 }
 
 // chaosCmd runs a chaos workload: many simulated agents performing many
@@ -79,19 +81,19 @@ func chaosCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 		defer file.discard()
 	}
-	spec, err := harness.LoadSpec(*specPath)
+	sp, err := spec.Load(*specPath)
 	if err != nil {
-		if !errors.Is(err, harness.ErrSpec) {
+		if !errors.Is(err, spec.ErrSpec) {
 			return 0, usagef("%v", err)
 		}
 		return 0, err
 	}
-	ts, err := pickTool(spec, *toolName)
+	ts, err := pickTool(sp, *toolName)
 	if err != nil {
 		return 0, err
 	}
 	guard := &harness.Guard{AllowRemote: *allowRemote}
-	if err := ts.CheckTargets(guard, spec.Path); err != nil {
+	if err := ts.CheckTargets(guard, sp.Path); err != nil {
 		return 0, err
 	}
 	ts = ts.WithGuard(guard)
@@ -99,7 +101,7 @@ func chaosCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if *quiet {
 		log = io.Discard
 	}
-	envOpts, closeDocker, err := containerOptions(ctx, []harness.ToolSpec{ts}, false, nil, log)
+	envOpts, closeDocker, err := containerOptions(ctx, []spec.Tool{ts}, false, nil, log)
 	if err != nil {
 		return 0, err
 	}
@@ -116,7 +118,7 @@ func chaosCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	cfg.Progress = func(p scenarios.ChaosProgress) {
 		prog.line(fmt.Sprintf("chaos %s: %d/%d operations, %d attempts, %d faulted — %s", tool.Name(), p.Done, p.Ops, p.Attempts, p.Faults, p.Elapsed.Round(100*time.Millisecond)))
 	}
-	fmt.Fprintf(log, "chaos %s: %s, %s, fault rate %s, seed %d\n", tool.Name(), plural(cfg.Agents, "agent"), plural(cfg.Ops, "operation"), harness.Percent(cfg.FaultRate), cfg.Seed)
+	fmt.Fprintf(log, "chaos %s: %s, %s, fault rate %s, seed %d\n", tool.Name(), plural(cfg.Agents, "agent"), plural(cfg.Ops, "operation"), report.Percent(cfg.FaultRate), cfg.Seed)
 	started := time.Now().UTC()
 	rep, err := scenarios.Chaos(ctx, tool, cfg)
 	prog.done()
@@ -130,7 +132,7 @@ func chaosCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		if *format == "json" {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
-			return enc.Encode(chaosDocument{Version: harness.ReportVersion, Kind: "chaos", Onceproof: onceproofVersion(), Started: started, Chaos: &rep})
+			return enc.Encode(chaosDocument{Version: report.ReportVersion, Kind: "chaos", Onceproof: onceproofVersion(), Started: started, Chaos: &rep})
 		}
 		return rep.WriteText(w)
 	}
@@ -150,16 +152,16 @@ func chaosCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 
 // pickTool returns the spec's tool named name, or its only tool when name
 // is empty.
-func pickTool(spec *harness.Spec, name string) (harness.ToolSpec, error) {
+func pickTool(sp *spec.Spec, name string) (spec.Tool, error) {
 	if name != "" {
-		ts, err := spec.Find(name)
+		ts, err := sp.Find(name)
 		if err != nil {
 			return ts, usagef("--tool: %v", err)
 		}
 		return ts, nil
 	}
-	if len(spec.Tools) != 1 {
-		return harness.ToolSpec{}, usagef("the spec has %d tools: choose one with --tool", len(spec.Tools))
+	if len(sp.Tools) != 1 {
+		return spec.Tool{}, usagef("the spec has %d tools: choose one with --tool", len(sp.Tools))
 	}
-	return spec.Tools[0], nil
+	return sp.Tools[0], nil
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +16,11 @@ import (
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/baseline"
+	"github.com/onceproof/onceproof/harness/container"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/harness/repro"
+	"github.com/onceproof/onceproof/harness/spec"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -49,7 +52,7 @@ func checkDuration(name string, d, limit time.Duration) error {
 	case d < 0:
 		return usagef("--%s %s: want a duration of zero or more", name, d)
 	case d > limit:
-		return usagef("--%s %s: too long, at most %s", name, d, harness.FormatDuration(limit))
+		return usagef("--%s %s: too long, at most %s", name, d, report.FormatDuration(limit))
 	}
 	return nil
 }
@@ -134,11 +137,11 @@ func exitCode(ctx context.Context, err error) int {
 	switch {
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.As(err, &ue), errors.Is(err, flag.ErrHelp), errors.Is(err, harness.ErrSpec), errors.Is(err, harness.ErrRemoteTarget):
+	case errors.As(err, &ue), errors.Is(err, flag.ErrHelp), errors.Is(err, spec.ErrSpec), errors.Is(err, baseline.ErrBaseline), errors.Is(err, harness.ErrRemoteTarget):
 		return exitUsage
 	case errors.Is(err, scenarios.ErrNotApplicable):
 		return exitUsage
-	case errors.Is(err, harness.ErrPreflight), errors.Is(err, harness.ErrUnreachable), errors.Is(err, harness.ErrNoDocker):
+	case errors.Is(err, harness.ErrPreflight), errors.Is(err, harness.ErrUnreachable), errors.Is(err, container.ErrNoDocker):
 		return exitUnreachable
 	}
 	return exitUnreachable
@@ -166,11 +169,11 @@ type common struct {
 func (c *common) register(fs *flag.FlagSet, checks int, backoff time.Duration) {
 	fs.IntVar(&c.checks, "checks", checks, "`N` trials per scenario; a pass with N valid trials rules out a per-trial failure rate of about 3/N at 95% confidence (100 checks: 3%)")
 	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "`N` trials in flight at once, over every scenario and tool (1: one at a time)")
-	fs.DurationVar(&c.budget, "budget", 0, "time the trials of each tool may take: trials keep starting until the `duration` (at most "+harness.FormatDuration(maxBudget)+") is spent (--checks then caps them only if given); trades time for depth")
+	fs.DurationVar(&c.budget, "budget", 0, "time the trials of each tool may take: trials keep starting until the `duration` (at most "+report.FormatDuration(maxBudget)+") is spent (--checks then caps them only if given); trades time for depth")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed the fault plans with `N` (0: pick one and print it)")
-	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws, a `duration` of at most "+harness.FormatDuration(maxBackoffLimit))
-	fs.DurationVar(&c.maxWait, "max-wait", scenarios.DefaultMaxWait, "longest wait the retention scenario sleeps before its retry (it checks keys up to min(retention, max-wait)), a `duration` of at most "+harness.FormatDuration(maxWaitLimit))
-	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+harness.FormatDuration(maxShrinkTime))
+	fs.DurationVar(&c.maxBackoff, "max-backoff", backoff, "longest retry delay a plan draws, a `duration` of at most "+report.FormatDuration(maxBackoffLimit))
+	fs.DurationVar(&c.maxWait, "max-wait", scenarios.DefaultMaxWait, "longest wait the retention scenario sleeps before its retry (it checks keys up to min(retention, max-wait)), a `duration` of at most "+report.FormatDuration(maxWaitLimit))
+	fs.DurationVar(&c.shrinkTime, "shrink-time", 20*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+report.FormatDuration(maxShrinkTime))
 	c.outs.register(fs)
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress or status lines on standard error")
 	fs.BoolVar(&c.verbose, "v", false, "log every attempt on standard error")
@@ -268,7 +271,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	toxiproxyURL := fs.String("toxiproxy", "", "drive the toxiproxy-server whose API is at `URL` instead of the embedded one")
 	certificate := fs.String("certificate", "", "write a certificate to `FILE` (JSON, with an SVG badge beside it) when the tool is agent-ready")
 	allowRemote := fs.Bool("allow-remote", false, "allow tools and oracles that are not on loopback (onceproof duplicates writes on purpose)")
-	var shard *harness.Shard
+	var shard *report.Shard
 	fs.Func("shard", "I/N: run only share I of N of the (tool, scenario) pairs (a CI matrix job); merge the reports with onceproof report --merge", func(v string) error {
 		s, err := parseShard(v)
 		shard = s
@@ -306,18 +309,18 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 		defer cert.discard()
 	}
-	spec, err := harness.LoadSpec(*specPath)
+	sp, err := spec.Load(*specPath)
 	if err != nil {
-		if !errors.Is(err, harness.ErrSpec) {
+		if !errors.Is(err, spec.ErrSpec) {
 			return 0, usagef("%v", err)
 		}
 		return 0, err
 	}
-	selected := slices.Clone(spec.Tools)
+	selected := slices.Clone(sp.Tools)
 	if len(c.tools) > 0 {
 		selected = nil
 		for _, name := range c.tools {
-			ts, err := spec.Find(name)
+			ts, err := sp.Find(name)
 			if err != nil {
 				return 0, usagef("--tool: %v", err)
 			}
@@ -325,18 +328,16 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 	}
 	if cert != nil && len(selected) != 1 {
-		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %s)", harness.Plural(len(selected), "tool"))
+		return 0, usagef("--certificate: a certificate is for one tool; select it with --tool (the spec has %s)", report.Plural(len(selected), "tool"))
 	}
 	guard := &harness.Guard{AllowRemote: *allowRemote}
 	for i, ts := range selected {
-		if err := ts.CheckTargets(guard, spec.Path); err != nil {
+		if err := ts.CheckTargets(guard, sp.Path); err != nil {
 			return 0, err
 		}
 		ts = ts.WithGuard(guard)
-		if !ts.IsContainer() && ts.MCP == nil {
-			if _, err := ts.Tool(); err != nil {
-				return 0, err
-			}
+		if err := ts.Check(); err != nil {
+			return 0, err
 		}
 		selected[i] = ts
 	}
@@ -367,7 +368,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 
 	repro := func(tool string) func(scenarios.ID, uint64) string {
 		return func(id scenarios.ID, seed uint64) string {
-			parts := []string{"onceproof certify", "--spec", shellQuote(spec.Path), "--tool", shellQuote(tool),
+			parts := []string{"onceproof certify", "--spec", shellQuote(sp.Path), "--tool", shellQuote(tool),
 				"--scenario", string(id), "--seed", strconv.FormatUint(seed, 10)}
 			parts = append(parts, c.depthFlags()...)
 			parts = append(parts, c.waitFlags()...)
@@ -380,14 +381,14 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			return strings.Join(parts, " ")
 		}
 	}
-	report := &harness.Report{Version: harness.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
-	run, err := runInfo(spec, selected, c, shard)
+	rep := &report.Report{Version: report.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	run, err := runInfo(sp, selected, c, shard)
 	if err != nil {
 		return 0, err
 	}
-	report.Run = run
+	rep.Run = run
 	prog := newProgress(stderr, c.quiet)
-	report.Tools = make([]harness.ToolReport, len(selected))
+	rep.Tools = make([]report.ToolReport, len(selected))
 	errs := make([]error, len(selected))
 	skipped := make([]bool, len(selected))
 	// The tools are certified at once, each starting when a slot is free
@@ -410,43 +411,43 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 					return
 				}
 			}
-			report.Tools[i], errs[i] = certifyTool(ctx, ts, envOpts, cfg, c, stderr)
-			if shard != nil && report.Tools[i].Error == "" && len(report.Tools[i].Scenarios) == 0 {
+			rep.Tools[i], errs[i] = certifyTool(ctx, ts, envOpts, cfg, c, stderr)
+			if shard != nil && rep.Tools[i].Error == "" && len(rep.Tools[i].Scenarios) == 0 {
 				skipped[i] = true // its pairs here do not apply to it
 			}
 		})
 	}
 	wg.Wait()
 	prog.done()
-	var kept []harness.ToolReport
-	for i, t := range report.Tools {
+	var kept []report.ToolReport
+	for i, t := range rep.Tools {
 		if !skipped[i] && t.Name != "" {
 			kept = append(kept, t)
 		}
 	}
-	report.Tools = kept
+	rep.Tools = kept
 	if ctx.Err() != nil {
-		if !failedAny(report) {
+		if !failedAny(rep) {
 			return 0, ctx.Err()
 		}
 		// Interrupted with a failure found (perhaps while shrinking it):
 		// report the smallest case so far; the run still exits 130.
-		return finish(report, baseline, outs, nil, c.repro, stdout, stderr)
+		return finish(rep, baseline, outs, nil, c.repro, stdout, stderr)
 	}
 	for _, err := range errs {
 		if err != nil && !errors.Is(err, harness.ErrPreflight) {
 			return 0, err
 		}
 	}
-	attachLint(report, lints)
-	return finish(report, baseline, outs, cert, c.repro, stdout, stderr)
+	attachLint(rep, lints)
+	return finish(rep, baseline, outs, cert, c.repro, stdout, stderr)
 }
 
 // failedAny reports whether a scenario of r failed.
-func failedAny(r *harness.Report) bool {
+func failedAny(r *report.Report) bool {
 	for _, t := range r.Tools {
 		for _, s := range t.Scenarios {
-			if s.Verdict == harness.Fail {
+			if s.Verdict == report.Fail {
 				return true
 			}
 		}
@@ -457,14 +458,14 @@ func failedAny(r *harness.Report) bool {
 // finish applies the baseline, writes every output and the certificate, and
 // returns the exit code the report earns. A non-zero code's reason goes to
 // stderr, whatever the outputs are.
-func finish(report *harness.Report, baseline *harness.Baseline, outs []output, cert *certificateFiles, reproDir string, stdout, stderr io.Writer) (int, error) {
-	if baseline != nil {
-		for _, f := range baseline.Apply(report) {
+func finish(rep *report.Report, known *baseline.Baseline, outs []output, cert *certificateFiles, reproDir string, stdout, stderr io.Writer) (int, error) {
+	if known != nil {
+		for _, f := range known.Apply(rep) {
 			fmt.Fprintf(stderr, "baseline: %s / %s did not run\n", f.Tool, f.Scenario)
 		}
 	}
 	if reproDir != "" {
-		scripts, err := repro.Write(reproDir, report)
+		scripts, err := repro.Write(reproDir, rep)
 		if err != nil {
 			return 0, err
 		}
@@ -472,78 +473,19 @@ func finish(report *harness.Report, baseline *harness.Baseline, outs []output, c
 			fmt.Fprintf(stderr, "reproducer %s\n", s)
 		}
 	}
-	if err := writeOutputs(report, outs, stdout); err != nil {
+	if err := writeOutputs(rep, outs, stdout); err != nil {
 		return 0, err
 	}
 	if cert != nil {
-		if err := cert.write(report, stderr); err != nil {
+		if err := cert.write(rep, stderr); err != nil {
 			return 0, err
 		}
 	}
-	code := verdictCode(report)
+	code := verdictCode(rep)
 	if code != exitOK {
-		fmt.Fprintf(stderr, "onceproof: %s\n", verdictReason(report))
+		fmt.Fprintf(stderr, "onceproof: %s\n", verdictReason(rep))
 	}
 	return code, nil
-}
-
-// certificateFiles are the certificate and its SVG badge beside it, opened
-// before the run.
-type certificateFiles struct {
-	json, badge *target
-}
-
-// openCertificate opens path and its badge (path with .svg as its
-// extension); neither may be one of the outputs.
-func openCertificate(path string, outs []output) (*certificateFiles, error) {
-	badge := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
-	if badge == path {
-		return nil, usagef("--certificate %s: the badge would be written to the same file; give the certificate a .json name", path)
-	}
-	for _, p := range []string{path, badge} {
-		for _, o := range outs {
-			if o.path != "" && filepath.Clean(o.path) == filepath.Clean(p) {
-				return nil, usagef("--certificate %s: %s is also an --out file", path, p)
-			}
-		}
-	}
-	j, err := openTarget("--certificate", path)
-	if err != nil {
-		return nil, err
-	}
-	b, err := openTarget("--certificate", badge)
-	if err != nil {
-		j.discard()
-		return nil, err
-	}
-	return &certificateFiles{json: j, badge: b}, nil
-}
-
-// discard removes what was not written.
-func (c *certificateFiles) discard() {
-	c.json.discard()
-	c.badge.discard()
-}
-
-// write writes the certificate of the report's one tool, and its SVG badge,
-// when the tool is agent-ready.
-func (c *certificateFiles) write(report *harness.Report, stderr io.Writer) error {
-	cert, err := harness.NewCertificate(report, report.Tools[0], time.Now())
-	if errors.Is(err, harness.ErrNotAgentReady) {
-		fmt.Fprintf(stderr, "no certificate: %v\n", err)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := c.json.commit(cert.WriteJSON); err != nil {
-		return fmt.Errorf("--certificate %w", err)
-	}
-	if err := c.badge.commit(cert.WriteBadge); err != nil {
-		return fmt.Errorf("--certificate badge %w", err)
-	}
-	fmt.Fprintf(stderr, "certificate %s (sha256 %s), badge %s\n", c.json.path, cert.SHA256, c.badge.path)
-	return nil
 }
 
 // config completes a scenarios.Config with the shared flags.
@@ -558,7 +500,7 @@ func (c *common) config(cfg scenarios.Config, prog *progress, stderr io.Writer) 
 
 // prepare checks the shared flags, resolves the outputs and loads the
 // baseline: everything a command needs before it runs.
-func (c *common) prepare(fs *flag.FlagSet) ([]output, *harness.Baseline, error) {
+func (c *common) prepare(fs *flag.FlagSet) ([]output, *baseline.Baseline, error) {
 	if err := c.check(fs); err != nil {
 		return nil, nil, err
 	}
@@ -596,12 +538,12 @@ func checkDir(name, dir string) error {
 	return os.Remove(f.Name())
 }
 
-func (c *common) loadBaseline() (*harness.Baseline, error) {
+func (c *common) loadBaseline() (*baseline.Baseline, error) {
 	if c.baseline == "" {
 		return nil, nil
 	}
-	b, err := harness.LoadBaseline(c.baseline)
-	if err != nil && !errors.Is(err, harness.ErrSpec) {
+	b, err := baseline.Load(c.baseline)
+	if err != nil && !errors.Is(err, baseline.ErrBaseline) {
 		return nil, usagef("--baseline: %v", err) // an unreadable file
 	}
 	return b, err
@@ -610,7 +552,7 @@ func (c *common) loadBaseline() (*harness.Baseline, error) {
 // certifyTool starts ts (its containers, if any), certifies it and removes
 // what it started, whatever happens. The report's Duration runs from the
 // start of the containers to the verdict.
-func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOptions, cfg scenarios.Config, c common, stderr io.Writer) (harness.ToolReport, error) {
+func certifyTool(ctx context.Context, ts spec.Tool, envOpts container.EnvOptions, cfg scenarios.Config, c common, stderr io.Writer) (report.ToolReport, error) {
 	began := time.Now()
 	if c.quiet {
 		stderr = io.Discard
@@ -620,9 +562,9 @@ func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOp
 	tool, stop, err := ts.Start(ctx, envOpts)
 	if err != nil {
 		if ctx.Err() != nil {
-			return harness.ToolReport{Name: ts.Name}, ctx.Err()
+			return report.ToolReport{Name: ts.Name}, ctx.Err()
 		}
-		return harness.ToolReport{Name: ts.Name, Error: err.Error()}, err
+		return report.ToolReport{Name: ts.Name, Error: err.Error()}, err
 	}
 	defer func() {
 		// Cleanup runs even after an interrupt, bounded.
@@ -640,7 +582,7 @@ func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOp
 		err = ts.Locate(err)
 		tr.Error = err.Error()
 	}
-	if ct, ok := tool.(*harness.ContainerTool); ok {
+	if ct, ok := tool.(*container.ContainerTool); ok {
 		tr.Startup = startup
 		tr.Image, tr.ImageDigest, _ = ct.Env().ToolImage(context.WithoutCancel(ctx))
 	}
@@ -649,10 +591,10 @@ func certifyTool(ctx context.Context, ts harness.ToolSpec, envOpts harness.EnvOp
 }
 
 // containerOptions prepares the container environment of the selected tools:
-// a Docker engine must answer (else an error wrapping harness.ErrNoDocker),
+// a Docker engine must answer (else an error wrapping container.ErrNoDocker),
 // and with local set, images come only from local builds.
-func containerOptions(ctx context.Context, selected []harness.ToolSpec, local bool, imageMap []string, log io.Writer) (harness.EnvOptions, func(), error) {
-	opts := harness.EnvOptions{Log: log}
+func containerOptions(ctx context.Context, selected []spec.Tool, local bool, imageMap []string, log io.Writer) (container.EnvOptions, func(), error) {
+	opts := container.EnvOptions{Log: log}
 	need := false
 	for _, ts := range selected {
 		need = need || ts.IsContainer()
@@ -660,200 +602,19 @@ func containerOptions(ctx context.Context, selected []harness.ToolSpec, local bo
 	if !need {
 		return opts, func() {}, nil
 	}
-	docker, err := harness.DockerClient(ctx)
+	docker, err := container.DockerClient(ctx)
 	if err != nil {
 		return opts, nil, fmt.Errorf("%w (the spec runs tools as containers; start Docker or certify a running tool by its URL)", err)
 	}
 	if local {
-		m := harness.DefaultLocalImages()
+		m := container.DefaultLocalImages()
 		for _, kv := range imageMap {
 			name, l, _ := strings.Cut(kv, "=")
 			m[name] = l
 		}
-		opts.Images = harness.LocalImages{Map: m, Docker: docker}
+		opts.Images = container.LocalImages{Map: m, Docker: docker}
 	}
 	return opts, func() { _ = docker.Close() }, nil
-}
-
-// reportCmd converts a saved JSON report to other formats (and applies a
-// baseline to it); with --merge, it first combines the reports of a run's
-// shards into one.
-func reportCmd(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	in := fs.String("in", "", "a JSON report `FILE` written by certify or demo --format json")
-	merge := fs.Bool("merge", false, "merge the shard reports given as arguments (certify --shard I/N --format json) into the report of the whole run")
-	var outs outputs
-	outs.register(fs)
-	baselinePath := fs.String("baseline", "", "apply the baseline in `FILE` to the report")
-	reproDir := fs.String("repro", "", "write a reproducer (a bash script with curl and toxiproxy commands, and its toxics) for every failing scenario into `DIR`")
-	const usage = "Usage: onceproof report --in report.json [--format F [--out FILE]]...\n       onceproof report --merge shard1.json shard2.json ... [--format F [--out FILE]]..."
-	if help, err := parse(fs, args, usage, stdout); help || err != nil {
-		return exitOK, err
-	}
-	switch {
-	case *merge && *in != "":
-		return 0, usagef("report: give --in or --merge, not both")
-	case *merge && fs.NArg() == 0:
-		return 0, usagef("report --merge: name the shard reports to merge")
-	case !*merge && *in == "":
-		return 0, usagef("report: --in is required (or --merge with shard reports)")
-	}
-	list, err := outs.resolve()
-	if err != nil {
-		return 0, err
-	}
-	if err := checkDir("repro", *reproDir); err != nil {
-		return 0, err
-	}
-	if err := openOutputs(list); err != nil {
-		return 0, err
-	}
-	defer discardOutputs(list)
-	var report *harness.Report
-	if *merge {
-		var shards []*harness.Report
-		for _, path := range fs.Args() {
-			r, err := harness.ReadReport(path)
-			if err != nil {
-				return 0, usagef("%v", err)
-			}
-			shards = append(shards, r)
-		}
-		if report, err = harness.MergeReports(shards); err != nil {
-			return 0, usagef("report --merge: %v", err)
-		}
-	} else if report, err = harness.ReadReport(*in); err != nil {
-		return 0, usagef("%v", err)
-	}
-	var baseline *harness.Baseline
-	if *baselinePath != "" {
-		if baseline, err = harness.LoadBaseline(*baselinePath); err != nil {
-			if !errors.Is(err, harness.ErrSpec) {
-				return 0, usagef("--baseline: %v", err)
-			}
-			return 0, err
-		}
-	}
-	return finish(report, baseline, list, nil, *reproDir, stdout, stderr)
-}
-
-// verifyCertificate recomputes a certificate's hash: exit 0 when it
-// matches, 1 when the content was changed.
-func verifyCertificate(args []string, stdout io.Writer) (int, error) {
-	if len(args) == 1 && isHelp(args[0]) {
-		fmt.Fprint(stdout, verifyUsage)
-		return exitOK, nil
-	}
-	if len(args) != 1 {
-		return 0, usagef("verify-certificate: want one certificate file")
-	}
-	cert, err := harness.ReadCertificate(args[0])
-	if err != nil {
-		return 0, usagef("%v", err)
-	}
-	if err := cert.Verify(); err != nil {
-		fmt.Fprintf(stdout, "%s: INVALID: %v\n", args[0], err)
-		return exitFailed, nil
-	}
-	fmt.Fprintf(stdout, "%s: valid: %s agent-ready on %s (%s, onceproof %s), sha256 %s\n",
-		args[0], cert.Tool, cert.Issued.Format("2006-01-02"), harness.Plural(len(cert.Scenarios), "scenario"), cert.Onceproof, cert.SHA256)
-	if cert.Contract != nil {
-		fmt.Fprintf(stdout, "  contract: %s\n", cert.Contract.Summary())
-	}
-	if k := cert.KeysHonoured(); k != "" {
-		fmt.Fprintf(stdout, "  %s\n", k)
-	}
-	return exitOK, nil
-}
-
-// sweep removes what onceproof runs killed before they could clean up left
-// behind (containers and networks whose owning process is gone).
-func sweep(ctx context.Context, args []string, stdout io.Writer) (int, error) {
-	if len(args) == 1 && isHelp(args[0]) {
-		fmt.Fprint(stdout, sweepUsage)
-		return exitOK, nil
-	}
-	if len(args) > 0 {
-		return 0, usagef("sweep: unexpected argument %q", args[0])
-	}
-	docker, err := harness.DockerClient(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer docker.Close()
-	n, err := harness.Sweep(ctx, docker)
-	if err != nil {
-		return 0, err
-	}
-	fmt.Fprintf(stdout, "removed %s of finished runs\n", irregular(n, "container or network", "containers and networks"))
-	return exitOK, nil
-}
-
-// verdictCode is the exit code a finished report earns.
-func verdictCode(r *harness.Report) int {
-	if r.Kind == harness.KindLint {
-		return lintExitCode(r)
-	}
-	code := exitOK
-	for _, t := range r.Tools {
-		if t.Error != "" {
-			return exitUnreachable
-		}
-		for _, s := range t.Scenarios {
-			switch {
-			case s.Baseline == harness.BaselineStale:
-				code = exitFailed
-			case s.Verdict == harness.Fail && s.Baseline == harness.BaselineKnown:
-			case s.Verdict == harness.Fail:
-				code = exitFailed
-			case s.Verdict == harness.Inconclusive:
-				if code == exitOK {
-					code = exitInconclusive
-				}
-			}
-		}
-	}
-	return code
-}
-
-// verdictReason says in one line why a report earns a non-zero exit code.
-func verdictReason(r *harness.Report) string {
-	var errs, failed, stale, unknown []string
-	for _, t := range r.Tools {
-		if t.Error != "" {
-			errs = append(errs, t.Name+": "+t.Error)
-			continue
-		}
-		for _, s := range t.Scenarios {
-			cell := t.Name + " × " + s.ID
-			switch {
-			case s.Baseline == harness.BaselineStale:
-				stale = append(stale, cell)
-			case s.Verdict == harness.Fail && s.Baseline == harness.BaselineKnown:
-			case s.Verdict == harness.Fail:
-				failed = append(failed, cell)
-			case s.Verdict == harness.Inconclusive:
-				unknown = append(unknown, cell+" ("+s.Reason+")")
-			}
-		}
-	}
-	var parts []string
-	if len(errs) > 0 {
-		parts = append(parts, strings.Join(errs, "; "))
-	}
-	if len(failed) > 0 {
-		parts = append(parts, harness.Plural(len(failed), "scenario")+" failed: "+strings.Join(failed, ", "))
-	}
-	if len(stale) > 0 {
-		parts = append(parts, irregular(len(stale), "stale baseline entry", "stale baseline entries")+" (they pass now): "+strings.Join(stale, ", "))
-	}
-	if len(unknown) > 0 {
-		parts = append(parts, harness.Plural(len(unknown), "scenario")+" inconclusive: "+strings.Join(unknown, ", "))
-	}
-	if len(parts) == 0 {
-		return "no verdict"
-	}
-	return strings.Join(parts, "; ")
 }
 
 // depth says how deep each scenario searches, for status lines.
@@ -892,7 +653,7 @@ func (c *common) depthFlags() []string {
 	return out
 }
 
-func plural(n int, noun string) string { return harness.Plural(n, noun) }
+func plural(n int, noun string) string { return report.Plural(n, noun) }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -24,7 +24,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var c common
 	fs.IntVar(&c.checks, "checks", 25, "run `N` trials per check")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed the server's plans with `N` (0: pick one and print it)")
-	fs.DurationVar(&c.shrinkTime, "shrink-time", 10*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+harness.FormatDuration(maxShrinkTime))
+	fs.DurationVar(&c.shrinkTime, "shrink-time", 10*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+report.FormatDuration(maxShrinkTime))
 	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "`N` trials in flight at once (1: one at a time)")
 	fs.DurationVar(&c.budget, "budget", 0, "time the trials may take: trials keep starting until the `duration` is spent")
 	c.outs.register(fs)
@@ -35,7 +35,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	ops := fs.Int("ops", scenarios.DefaultClientOps, "`N` operations per trial")
 	name := fs.String("name", "client", "the wrapper's `NAME` in reports")
 	maxAttempts := fs.Int("max-attempts", scenarios.DefaultClientMaxAttempts, "client-bounded: the most attempts (`N`) one operation may make")
-	maxOpTime := fs.Duration("max-op-time", scenarios.DefaultClientMaxOpTime, "client-bounded: the longest one operation may take, a `duration` of at most "+harness.FormatDuration(maxOpTimeLimit))
+	maxOpTime := fs.Duration("max-op-time", scenarios.DefaultClientMaxOpTime, "client-bounded: the longest one operation may take, a `duration` of at most "+report.FormatDuration(maxOpTimeLimit))
 	var checks []scenarios.ID
 	fs.Func("scenario", "client check `ID` to run (repeatable; default all: "+clientIDList()+")", func(s string) error {
 		id, err := scenarios.ParseClientID(s)
@@ -58,7 +58,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	case *maxOpTime <= 0:
 		return 0, usagef("--max-op-time %s: want a positive duration", *maxOpTime)
 	case *maxOpTime > maxOpTimeLimit:
-		return 0, usagef("--max-op-time %s: too long, at most %s", *maxOpTime, harness.FormatDuration(maxOpTimeLimit))
+		return 0, usagef("--max-op-time %s: too long, at most %s", *maxOpTime, report.FormatDuration(maxOpTimeLimit))
 	case *name == "":
 		return 0, usagef("--name: want a name")
 	}
@@ -75,7 +75,7 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 	backend := faults.NewEmbedded()
 	defer backend.Close(context.Background())
-	report := &harness.Report{Version: harness.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	rep := &report.Report{Version: report.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
 	repro := func(id scenarios.ID, seed uint64) string {
 		parts := []string{"onceproof certify-client", "--exec", shellQuote(*command), "--scenario", string(id),
 			"--seed", strconv.FormatUint(seed, 10)}
@@ -106,8 +106,8 @@ func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return 0, err
 	}
-	report.Tools = append(report.Tools, tr)
-	return finish(report, baseline, outs, nil, "", stdout, stderr)
+	rep.Tools = append(rep.Tools, tr)
+	return finish(rep, baseline, outs, nil, "", stdout, stderr)
 }
 
 func clientIDList() string {

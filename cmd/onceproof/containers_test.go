@@ -17,7 +17,8 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/require"
 
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/container"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 const containerSpec = "../../examples/containers/tickets.yaml"
@@ -26,10 +27,10 @@ const containerSpec = "../../examples/containers/tickets.yaml"
 func containersOf(t *testing.T, pid int) int {
 	t.Helper()
 	ctx := context.Background()
-	docker, err := harness.DockerClient(ctx)
+	docker, err := container.DockerClient(ctx)
 	require.NoError(t, err)
 	defer docker.Close()
-	f := client.Filters{}.Add("label", harness.LabelPID+"="+strconv.Itoa(pid))
+	f := client.Filters{}.Add("label", container.LabelPID+"="+strconv.Itoa(pid))
 	cs, err := docker.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	require.NoError(t, err)
 	ns, err := docker.NetworkList(ctx, client.NetworkListOptions{Filters: f})
@@ -52,7 +53,7 @@ func TestContainerCertifyByHand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts containers")
 	}
-	docker, err := harness.DockerClient(context.Background())
+	docker, err := container.DockerClient(context.Background())
 	if err != nil {
 		t.Skipf("no Docker engine: %v", err)
 	}
@@ -70,17 +71,17 @@ func TestContainerCertifyByHand(t *testing.T) {
 		require.Contains(t, string(stderr), "containers ready in")
 		data, err := os.ReadFile(out)
 		require.NoError(t, err)
-		var rep harness.Report
+		var rep report.Report
 		require.NoError(t, json.Unmarshal(data, &rep))
 		tr := rep.Tools[0]
 		require.Positive(t, tr.Startup, "startup time is reported")
 		require.Greater(t, tr.Duration, tr.Startup, "start-to-verdict covers the run")
-		verdicts := map[string]harness.Verdict{}
+		verdicts := map[string]report.Verdict{}
 		for _, s := range tr.Scenarios {
 			verdicts[s.ID] = s.Verdict
 		}
-		require.Equal(t, harness.Fail, verdicts["crash-restart"])
-		require.Equal(t, harness.Pass, verdicts["lost-response"])
+		require.Equal(t, report.Fail, verdicts["crash-restart"])
+		require.Equal(t, report.Pass, verdicts["lost-response"])
 		require.Zero(t, containersOf(t, cmd.ProcessState.Pid()))
 	})
 

@@ -16,6 +16,8 @@ import (
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/mcp"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/harness/repro"
 	"github.com/onceproof/onceproof/scenarios"
 )
@@ -78,16 +80,16 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 
 	backend := faults.NewEmbedded()
 	defer backend.Close(context.Background())
-	report := &harness.Report{Version: harness.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
+	rep := &report.Report{Version: report.ReportVersion, Onceproof: onceproofVersion(), Toxiproxy: backend.String(), Started: time.Now().UTC()}
 	start := time.Now()
 	fmt.Fprintf(stderr, "onceproof demo: %s (HTTP, MCP, agent-side wrappers), embedded Toxiproxy, %s per scenario, seed %d\n",
-		harness.Plural(len(rows), "fixture tool"), harness.Plural(c.checks, "check"), c.seed)
+		report.Plural(len(rows), "fixture tool"), report.Plural(c.checks, "check"), c.seed)
 	env := &demoEnv{backend: backend, c: c, prog: prog, stderr: stderr}
 	defer env.close()
 	// The rows at once, their trials sharing the slots; the agent-side
 	// wrappers, whose checks judge the timing of retries, after the
 	// others, on a quieter machine.
-	report.Tools = make([]harness.ToolReport, len(rows))
+	rep.Tools = make([]report.ToolReport, len(rows))
 	errs := make([]error, len(rows))
 	for _, timing := range []bool{false, true} {
 		var wg sync.WaitGroup
@@ -98,7 +100,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 			wg.Go(func() {
 				tr, err := row.run(ctx, env)
 				tr.Name = row.name
-				report.Tools[i], errs[i] = tr, err
+				rep.Tools[i], errs[i] = tr, err
 				if ctx.Err() == nil {
 					env.logf("  %-24s done in %s\n", row.name, tr.Duration.Round(time.Millisecond))
 				}
@@ -115,23 +117,23 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 			return 0, err
 		}
 	}
-	mismatches := mismatches(report, rows)
+	mismatches := mismatches(rep, rows)
 	if baseline != nil {
-		baseline.Apply(report)
+		baseline.Apply(rep)
 	}
 	for _, out := range outs {
 		if out.format == "text" && out.path == "" {
 			// The demo's own view: the verdict matrix and a counterexample
 			// per failing cell.
-			writeDemoText(stdout, report, rows, mismatches, time.Since(start))
+			writeDemoText(stdout, rep, rows, mismatches, time.Since(start))
 			continue
 		}
-		if err := writeOutputs(report, []output{out}, stdout); err != nil {
+		if err := writeOutputs(rep, []output{out}, stdout); err != nil {
 			return 0, err
 		}
 	}
 	if c.repro != "" {
-		scripts, err := repro.Write(c.repro, report)
+		scripts, err := repro.Write(c.repro, rep)
 		if err != nil {
 			return 0, err
 		}
@@ -153,7 +155,7 @@ type demoRow struct {
 	expected map[string]string
 	// timing is set for rows whose checks judge the timing of retries.
 	timing bool
-	run    func(ctx context.Context, env *demoEnv) (harness.ToolReport, error)
+	run    func(ctx context.Context, env *demoEnv) (report.ToolReport, error)
 }
 
 // demoEnv is what the rows share: the fault backend, the flags, and the MCP
@@ -215,15 +217,15 @@ func demoRows(c common) []demoRow {
 			continue
 		}
 		rows = append(rows, demoRow{name: string(kind), describe: fixtures.Description(kind), expected: fixtures.Expected(kind),
-			run: func(ctx context.Context, e *demoEnv) (harness.ToolReport, error) {
+			run: func(ctx context.Context, e *demoEnv) (report.ToolReport, error) {
 				srv, err := fixtures.Start(kind, "127.0.0.1:0", fixtures.Options{})
 				if err != nil {
-					return harness.ToolReport{}, err
+					return report.ToolReport{}, err
 				}
 				defer srv.Close()
 				tool, err := srv.HTTPTool(string(kind), demoTimeout)
 				if err != nil {
-					return harness.ToolReport{}, err
+					return report.ToolReport{}, err
 				}
 				cfg := e.c.config(scenarios.Config{Backend: e.backend, Repro: e.repro(string(kind))}, e.prog, e.stderr)
 				cfg.Scenarios = documented(tool, fixtures.Expected(kind), cfg.Scenarios)
@@ -231,7 +233,7 @@ func demoRows(c common) []demoRow {
 					cfg.Scenarios = slices.DeleteFunc(cfg.Scenarios, func(id scenarios.ID) bool { return !slices.Contains(focus, string(id)) })
 				}
 				if len(cfg.Scenarios) == 0 {
-					return harness.ToolReport{Name: string(kind)}, nil // only other scenarios were asked for
+					return report.ToolReport{Name: string(kind)}, nil // only other scenarios were asked for
 				}
 				return scenarios.Run(ctx, tool, cfg)
 			}})
@@ -239,20 +241,20 @@ func demoRows(c common) []demoRow {
 	for _, name := range fixtures.MCPTools() {
 		row := "mcp/" + name
 		rows = append(rows, demoRow{name: row, describe: fixtures.MCPDescription(name), expected: fixtures.MCPExpected(name),
-			run: func(ctx context.Context, e *demoEnv) (harness.ToolReport, error) {
+			run: func(ctx context.Context, e *demoEnv) (report.ToolReport, error) {
 				srv, err := e.mcpServer()
 				if err != nil {
-					return harness.ToolReport{}, err
+					return report.ToolReport{}, err
 				}
 				oracle, err := harness.NewHTTPOracle(srv.URL()+"/count?marker={{.Marker}}", "/count")
 				if err != nil {
-					return harness.ToolReport{}, err
+					return report.ToolReport{}, err
 				}
 				a := mcpArguments[name]
-				tool, err := harness.NewMCPTool(harness.MCPConfig{Name: row, URL: srv.Endpoint(), Tool: name, Arguments: a[0],
+				tool, err := mcp.NewMCPTool(mcp.MCPConfig{Name: row, URL: srv.Endpoint(), Tool: name, Arguments: a[0],
 					KeyArgument: a[1], KeyMeta: a[2], Timeout: demoTimeout, ResultID: "/id", Oracle: oracle})
 				if err != nil {
-					return harness.ToolReport{}, err
+					return report.ToolReport{}, err
 				}
 				return scenarios.Run(ctx, tool, e.c.config(scenarios.Config{Backend: e.backend, Repro: e.repro(row)}, e.prog, e.stderr))
 			}})
@@ -260,7 +262,7 @@ func demoRows(c common) []demoRow {
 	for _, w := range fixtures.Wrappers() {
 		row := "client/" + string(w)
 		rows = append(rows, demoRow{name: row, describe: fixtures.WrapperDescription(w), expected: fixtures.WrapperExpected(w), timing: true,
-			run: func(ctx context.Context, e *demoEnv) (harness.ToolReport, error) {
+			run: func(ctx context.Context, e *demoEnv) (report.ToolReport, error) {
 				cfg := scenarios.ClientConfig{Name: row, Backend: e.backend, Repro: e.repro(row), Progress: e.prog.update,
 					Trials: e.c.checks, Seed: e.c.seed, Budget: e.c.budget, Slots: e.c.slots, ShrinkTime: e.c.shrinkTime}
 				if e.c.verbose {
@@ -272,7 +274,7 @@ func demoRows(c common) []demoRow {
 					}
 				}
 				if len(e.c.scenarios) > 0 && len(cfg.Checks) == 0 {
-					return harness.ToolReport{Name: row}, nil // only server-side scenarios were asked for
+					return report.ToolReport{Name: row}, nil // only server-side scenarios were asked for
 				}
 				return scenarios.RunClient(ctx, w.Op(), cfg)
 			}})
@@ -295,7 +297,7 @@ func documented(tool harness.Tool, want map[string]string, asked []scenarios.ID)
 
 // mismatches lists the cells whose measured verdict differs from the
 // fixture's documented one.
-func mismatches(r *harness.Report, rows []demoRow) []string {
+func mismatches(r *report.Report, rows []demoRow) []string {
 	var out []string
 	for i, t := range r.Tools {
 		want := rows[i].expected
@@ -305,9 +307,9 @@ func mismatches(r *harness.Report, rows []demoRow) []string {
 		}
 		for _, s := range t.Scenarios {
 			got := "fail"
-			if s.Verdict == harness.Pass {
+			if s.Verdict == report.Pass {
 				got = "pass"
-			} else if s.Verdict == harness.Inconclusive {
+			} else if s.Verdict == report.Inconclusive {
 				got = "unknown"
 			}
 			if got != want[s.ID] {
@@ -318,7 +320,7 @@ func mismatches(r *harness.Report, rows []demoRow) []string {
 	return out
 }
 
-func writeDemoText(w io.Writer, r *harness.Report, rows []demoRow, mismatches []string, elapsed time.Duration) {
+func writeDemoText(w io.Writer, r *report.Report, rows []demoRow, mismatches []string, elapsed time.Duration) {
 	for _, g := range demoGroups(r) {
 		fmt.Fprintf(w, "\n%s\n", g.title)
 		writeVerdictTable(w, g.tools)
@@ -332,7 +334,7 @@ func writeDemoText(w io.Writer, r *harness.Report, rows []demoRow, mismatches []
 			if s.Counterexample == nil {
 				continue
 			}
-			fmt.Fprintf(w, "\n%s × %s FAILED after %s (%d valid): %s\n", t.Name, s.ID, harness.Plural(s.Checks, "check"), s.ValidTrials, s.Reason)
+			fmt.Fprintf(w, "\n%s × %s FAILED after %s (%d valid): %s\n", t.Name, s.ID, report.Plural(s.Checks, "check"), s.ValidTrials, s.Reason)
 			fmt.Fprint(w, indent(s.Counterexample.String(), "  "))
 			fmt.Fprintf(w, "  replay: %s\n", s.Repro)
 		}
@@ -352,12 +354,12 @@ func writeDemoText(w io.Writer, r *harness.Report, rows []demoRow, mismatches []
 // which share their scenarios and so one table.
 type demoGroup struct {
 	title string
-	tools []harness.ToolReport
+	tools []report.ToolReport
 }
 
 // demoGroups splits the report's tools by kind, in the order they ran; a
 // row's kind is the prefix of its name ("mcp/", "client/"; none for HTTP).
-func demoGroups(r *harness.Report) []demoGroup {
+func demoGroups(r *report.Report) []demoGroup {
 	titles := map[string]string{"": "HTTP tools", "mcp": "MCP tools", "client": "agent-side retry wrappers (onceproof plays the server)"}
 	var groups []demoGroup
 	index := map[string]int{}
@@ -383,8 +385,8 @@ func demoGroups(r *harness.Report) []demoGroup {
 
 // writeVerdictTable writes one row per tool and one column per scenario
 // any of them ran.
-func writeVerdictTable(w io.Writer, tools []harness.ToolReport) {
-	ids := (&harness.Report{Tools: tools}).ScenarioIDs()
+func writeVerdictTable(w io.Writer, tools []report.ToolReport) {
+	ids := (&report.Report{Tools: tools}).ScenarioIDs()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "tool\t%s\tagent-ready\t\n", strings.Join(ids, "\t"))
 	for _, t := range tools {
@@ -406,11 +408,11 @@ func writeVerdictTable(w io.Writer, tools []harness.ToolReport) {
 	_ = tw.Flush()
 }
 
-func cell(s harness.ScenarioReport) string {
+func cell(s report.ScenarioReport) string {
 	switch s.Verdict {
-	case harness.Pass:
+	case report.Pass:
 		return "PASS " + strconv.Itoa(s.ValidTrials) + "/" + strconv.Itoa(s.Checks)
-	case harness.Fail:
+	case report.Fail:
 		return "FAIL"
 	}
 	return "UNKNOWN"

@@ -7,20 +7,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 func TestDemoPrintsOneTablePerKindOfTool(t *testing.T) {
-	tool := func(name string, ids ...string) harness.ToolReport {
-		tr := harness.ToolReport{Name: name, AgentReady: true}
+	tool := func(name string, ids ...string) report.ToolReport {
+		tr := report.ToolReport{Name: name, AgentReady: true}
 		for _, id := range ids {
-			tr.Scenarios = append(tr.Scenarios, harness.ScenarioReport{ID: id, Verdict: harness.Pass, Passed: true, Checks: 20, ValidTrials: 20})
+			tr.Scenarios = append(tr.Scenarios, report.ScenarioReport{ID: id, Verdict: report.Pass, Passed: true, Checks: 20, ValidTrials: 20})
 		}
 		return tr
 	}
 	http := []string{"lost-response", "pre-server-error", "concurrent-duplicate", "key-mismatch", "distinct-keys"}
 	client := []string{"client-key-present", "client-key-stable", "client-no-retry-4xx", "client-backoff", "client-bounded", "client-key-no-pii"}
-	r := &harness.Report{Tools: []harness.ToolReport{
+	r := &report.Report{Tools: []report.ToolReport{
 		tool("correct", http...), tool("naive", http...),
 		tool("mcp/create_ticket", append(http, "annotations")...), tool("mcp/ticket_stats", "annotations"),
 		tool("client/good", client...),

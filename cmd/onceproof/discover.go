@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/spec"
 )
 
 // discover lists the tools an MCP server (--mcp) or an OpenAPI document
@@ -84,9 +85,9 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 
 // writeDraft writes a starter spec to file (opened before the run), or to
 // stdout after a blank line when file is nil.
-func writeDraft(d harness.SpecDraft, file *target, todo string, stdout, stderr io.Writer) (int, error) {
+func writeDraft(d spec.Draft, file *target, todo string, stdout, stderr io.Writer) (int, error) {
 	var b bytes.Buffer
-	if err := harness.WriteSpec(&b, d); err != nil {
+	if err := spec.Write(&b, d); err != nil {
 		return 0, err
 	}
 	if file == nil {
@@ -141,8 +142,8 @@ func hints(t *mcp.Tool) (readOnly, idempotent bool, destructive string) {
 }
 
 // starterSpec drafts a spec entry per tool.
-func starterSpec(endpoint, oracle string, tools []*mcp.Tool) harness.SpecDraft {
-	d := harness.SpecDraft{Comment: []string{
+func starterSpec(endpoint, oracle string, tools []*mcp.Tool) spec.Draft {
+	d := spec.Draft{Comment: []string{
 		"Starter spec written by onceproof discover --mcp " + endpoint,
 		"Check each tool's arguments and point its oracle at something that counts the",
 		"tool's effects for a marker (an HTTP count endpoint, a SQL query, a command).",
@@ -154,15 +155,15 @@ func starterSpec(endpoint, oracle string, tools []*mcp.Tool) harness.SpecDraft {
 		if ro {
 			class = "claims readOnlyHint: only the annotations check runs"
 		}
-		td := harness.ToolDraft{
+		td := spec.ToolDraft{
 			Name:    specName(t.Name),
 			Comment: []string{t.Name + " — " + class},
-			MCP:     &harness.MCPDraft{URL: endpoint, Tool: t.Name, Arguments: args, KeyArgument: keyArg},
+			MCP:     &spec.MCPDraft{URL: endpoint, Tool: t.Name, Arguments: args, KeyArgument: keyArg},
 			// Most tools that create something return its id; the preflight
 			// refuses a result_id that finds nothing.
 			ResultID: resultIDPointer(t.OutputSchema),
-			Oracle:   harness.OracleDraft{HTTP: &harness.OracleHTTPDraft{URL: oracle, Count: "/count"}},
-			Notes: map[string]harness.Note{
+			Oracle:   spec.OracleDraft{HTTP: &spec.OracleHTTPDraft{URL: oracle, Count: "/count"}},
+			Notes: map[string]spec.Note{
 				"mcp.arguments": {Guessed: true, Text: "from the input schema: every property, the marker in the first string"},
 				"result_id":     {Guessed: true, Text: "the id the output schema names"},
 				"oracle":        {Guessed: true, Text: "the server's /count (or --oracle-url): TODO: point it at what counts this tool's effects"},
@@ -173,18 +174,18 @@ func starterSpec(endpoint, oracle string, tools []*mcp.Tool) harness.SpecDraft {
 		}
 		switch {
 		case keyArg != "":
-			td.Notes["mcp.key_argument"] = harness.Note{Guessed: true, Text: "the argument named like an idempotency key"}
+			td.Notes["mcp.key_argument"] = spec.Note{Guessed: true, Text: "the argument named like an idempotency key"}
 		case ro:
 			// A tool that claims readOnlyHint needs no key.
 		default:
 			td.MCP.KeyMeta = "idempotency-key"
-			td.Notes["mcp.key_meta"] = harness.Note{Guessed: true, Text: "the tool takes no key argument: the key travels in _meta"}
+			td.Notes["mcp.key_meta"] = spec.Note{Guessed: true, Text: "the tool takes no key argument: the key travels in _meta"}
 		}
 		if !marker {
-			td.Notes["mcp.arguments"] = harness.Note{Text: "TODO: no string argument carries {{.Marker}}; the spec is refused until one does"}
+			td.Notes["mcp.arguments"] = spec.Note{Text: "TODO: no string argument carries {{.Marker}}; the spec is refused until one does"}
 		}
 		if !ro {
-			td.Optional = append(td.Optional, harness.ContractOptionals(false, harness.ProfileIETF, nil, "structured-content fields a replay may change (examples)", "")...)
+			td.Optional = append(td.Optional, spec.ContractOptionals(false, harness.ProfileIETF, nil, "structured-content fields a replay may change (examples)", "")...)
 		}
 		d.Tools = append(d.Tools, td)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/fixtures"
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // fixtureDocument is the OpenAPI document describing the fixture tool.
@@ -50,10 +50,10 @@ func TestDiscoverOpenAPICertifiesTheFixture(t *testing.T) {
 			require.NotEqual(t, string(data), filled)
 			require.NoError(t, os.WriteFile(spec, []byte(filled), 0o644))
 
-			report := filepath.Join(dir, "report.json")
+			reportPath := filepath.Join(dir, "report.json")
 			code, out, errOut = runCLI(t, "certify", "--spec", spec, "--checks", "10", "--max-backoff", "10ms",
-				"--format", "json", "--out", report, "--quiet")
-			rep, err := harness.ReadReport(report)
+				"--format", "json", "--out", reportPath, "--quiet")
+			rep, err := report.ReadReport(reportPath)
 			require.NoError(t, err, "%s\n%s", out, errOut)
 			require.Len(t, rep.Tools, 1)
 			want := fixtures.Expected(kind)
@@ -62,9 +62,9 @@ func TestDiscoverOpenAPICertifiesTheFixture(t *testing.T) {
 			for _, s := range rep.Tools[0].Scenarios {
 				verdict, documented := want[s.ID]
 				require.True(t, documented, "scenario %s has no documented verdict", s.ID)
-				wantVerdict := harness.Pass
+				wantVerdict := report.Pass
 				if verdict == "fail" {
-					wantVerdict, failed = harness.Fail, true
+					wantVerdict, failed = report.Fail, true
 				}
 				assert.Equal(t, wantVerdict, s.Verdict, "%s × %s", kind, s.ID)
 				ran[s.ID] = true

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/fixtures"
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/spec"
 )
 
 // TestDiscoverWritesASpecCertifyAccepts runs discover against the MCP
@@ -18,26 +18,26 @@ func TestDiscoverWritesASpecCertifyAccepts(t *testing.T) {
 	srv, err := fixtures.StartMCP("127.0.0.1:0", fixtures.MCPOptions{})
 	require.NoError(t, err)
 	defer srv.Close()
-	spec := filepath.Join(t.TempDir(), "mcp.yaml")
-	code, out, errOut := runCLI(t, "discover", "--mcp", srv.Endpoint(), "--out", spec)
+	sp := filepath.Join(t.TempDir(), "mcp.yaml")
+	code, out, errOut := runCLI(t, "discover", "--mcp", srv.Endpoint(), "--out", sp)
 	require.Equal(t, exitOK, code, errOut)
 	for _, want := range []string{"create_ticket", "send_notice", "ticket_stats", "read-only (claimed)"} {
 		require.Contains(t, out, want)
 	}
-	s, err := harness.LoadSpec(spec)
+	s, err := spec.Load(sp)
 	require.NoError(t, err, "the starter spec loads")
 	require.Len(t, s.Tools, 3)
 	for _, ts := range s.Tools {
 		require.NotNil(t, ts.MCP, ts.Name)
 	}
-	data, _ := os.ReadFile(spec)
+	data, _ := os.ReadFile(sp)
 	require.Contains(t, string(data), "key_argument: idempotency_key")
 	// Keep the lost-response trials short (the starter spec keeps the 2s default).
-	require.NoError(t, os.WriteFile(spec, []byte(strings.ReplaceAll(string(data), "      tool: ", "      timeout: 200ms\n      tool: ")), 0o644))
+	require.NoError(t, os.WriteFile(sp, []byte(strings.ReplaceAll(string(data), "      tool: ", "      timeout: 200ms\n      tool: ")), 0o644))
 
 	// The fixture's oracle is the server's /count, which discover guesses:
 	// certify runs every tool and finds the lying ones.
-	code, out, errOut = runCLI(t, "certify", "--spec", spec, "--checks", "3", "--max-backoff", "10ms", "--quiet")
+	code, out, errOut = runCLI(t, "certify", "--spec", sp, "--checks", "3", "--max-backoff", "10ms", "--quiet")
 	require.Equal(t, exitFailed, code, "%s\n%s", out, errOut)
 	require.Contains(t, out, "create-ticket: agent-ready")
 	require.Contains(t, out, "send-notice: NOT agent-ready")

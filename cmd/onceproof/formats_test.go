@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/fixtures"
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // demoReport runs the demo on the naive and check-then-act fixtures (real
@@ -25,7 +25,7 @@ func demoReport(t *testing.T, extra ...string) (map[string]string, int, string) 
 	dir := t.TempDir()
 	files := map[string]string{}
 	args := []string{"demo", "--tool", "naive", "--tool", "check-then-act", "--checks", "10", "--max-backoff", "10ms", "--seed", "7", "--quiet"}
-	for _, f := range formats {
+	for _, f := range formatNames() {
 		files[f] = filepath.Join(dir, "report."+f)
 		args = append(args, "--format", f, "--out", files[f])
 	}
@@ -38,7 +38,7 @@ func demoReport(t *testing.T, extra ...string) (map[string]string, int, string) 
 func validateReport(t *testing.T, path string) *jsonschema.Schema {
 	t.Helper()
 	c := jsonschema.NewCompiler()
-	schema, err := jsonschema.UnmarshalJSON(strings.NewReader(harness.ReportSchema))
+	schema, err := jsonschema.UnmarshalJSON(strings.NewReader(report.ReportSchema))
 	require.NoError(t, err)
 	require.NoError(t, c.AddResource("report.schema.json", schema))
 	sch, err := c.Compile("report.schema.json")
@@ -205,7 +205,7 @@ func TestCertificate(t *testing.T) {
 	cert := filepath.Join(dir, "create-ticket.cert.json")
 	code, _, errOut := runCLI(t, "certify", "--spec", spec, "--checks", "5", "--max-backoff", "10ms", "--certificate", cert, "--quiet")
 	require.Equal(t, exitOK, code, errOut)
-	c, err := harness.ReadCertificate(cert)
+	c, err := report.ReadCertificate(cert)
 	require.NoError(t, err)
 	require.Equal(t, "create-ticket", c.Tool)
 	require.Len(t, c.Scenarios, len(fixtures.Expected(fixtures.Correct)))

@@ -15,6 +15,8 @@ import (
 
 	"github.com/onceproof/onceproof/harness"
 	"github.com/onceproof/onceproof/harness/lint"
+	"github.com/onceproof/onceproof/harness/report"
+	"github.com/onceproof/onceproof/harness/spec"
 )
 
 const lintUsage = "Usage: onceproof lint --mcp URL | --spec FILE [--tool NAME]... [--format F [--out FILE]]... [--fail-on error|warning|info|never] [--allow-remote]"
@@ -55,26 +57,26 @@ func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return 0, err
 	}
 	defer discardOutputs(list)
-	report := &harness.Report{Version: harness.ReportVersion, Kind: harness.KindLint, Onceproof: onceproofVersion(), Started: time.Now().UTC()}
+	rep := &report.Report{Version: report.ReportVersion, Kind: report.KindLint, Onceproof: onceproofVersion(), Started: time.Now().UTC()}
 	if *endpoint != "" {
-		report.Tools, err = lintServer(ctx, *endpoint, tools, *allowRemote)
+		rep.Tools, err = lintServer(ctx, *endpoint, tools, *allowRemote)
 	} else {
-		report.Tools, err = lintSpec(ctx, *specPath, tools, *allowRemote)
+		rep.Tools, err = lintSpec(ctx, *specPath, tools, *allowRemote)
 	}
 	if err != nil {
 		return 0, err
 	}
-	for i := range report.Tools {
-		report.Tools[i].Lint.FailOn = threshold
+	for i := range rep.Tools {
+		rep.Tools[i].Lint.FailOn = threshold
 	}
-	if err := writeOutputs(report, list, stdout); err != nil {
+	if err := writeOutputs(rep, list, stdout); err != nil {
 		return 0, err
 	}
-	return lintExitCode(report), nil
+	return lintExitCode(rep), nil
 }
 
 // lintExitCode is exitFailed when a finding reaches its threshold.
-func lintExitCode(r *harness.Report) int {
+func lintExitCode(r *report.Report) int {
 	if len(r.LintFailing()) > 0 {
 		return exitFailed
 	}
@@ -93,7 +95,7 @@ func checkMCPEndpoint(ctx context.Context, endpoint string, allowRemote bool) er
 
 // lintServer lints the tools an MCP server lists (those named, when names
 // are given).
-func lintServer(ctx context.Context, endpoint string, names []string, allowRemote bool) ([]harness.ToolReport, error) {
+func lintServer(ctx context.Context, endpoint string, names []string, allowRemote bool) ([]report.ToolReport, error) {
 	if err := checkMCPEndpoint(ctx, endpoint, allowRemote); err != nil {
 		return nil, err
 	}
@@ -110,31 +112,31 @@ func lintServer(ctx context.Context, endpoint string, names []string, allowRemot
 			return nil, usagef("lint: --tool %s: %s has no such tool (it has: %s)", n, endpoint, strings.Join(have, ", "))
 		}
 	}
-	var out []harness.ToolReport
+	var out []report.ToolReport
 	for _, t := range listed {
 		if len(names) > 0 && !slices.Contains(names, t.Name) {
 			continue
 		}
 		res := lint.MCP(t, lint.MCPOptions{})
-		out = append(out, harness.ToolReport{Name: t.Name, Lint: &res})
+		out = append(out, report.ToolReport{Name: t.Name, Lint: &res})
 	}
 	return out, nil
 }
 
 // lintSpec lints a spec's tools (those named, when names are given).
-func lintSpec(ctx context.Context, path string, names []string, allowRemote bool) ([]harness.ToolReport, error) {
-	spec, err := harness.LoadSpec(path)
+func lintSpec(ctx context.Context, path string, names []string, allowRemote bool) ([]report.ToolReport, error) {
+	sp, err := spec.Load(path)
 	if err != nil {
-		if !errors.Is(err, harness.ErrSpec) {
+		if !errors.Is(err, spec.ErrSpec) {
 			return nil, usagef("%v", err)
 		}
 		return nil, err
 	}
-	selected := spec.Tools
+	selected := sp.Tools
 	if len(names) > 0 {
 		selected = nil
 		for _, n := range names {
-			ts, err := spec.Find(n)
+			ts, err := sp.Find(n)
 			if err != nil {
 				return nil, usagef("--tool: %v", err)
 			}
@@ -142,16 +144,16 @@ func lintSpec(ctx context.Context, path string, names []string, allowRemote bool
 		}
 	}
 	servers := map[string][]*mcp.Tool{}
-	var out []harness.ToolReport
+	var out []report.ToolReport
 	for _, ts := range selected {
 		var res lint.Result
 		if ts.MCP == nil {
 			res = ts.LintHTTP()
-			out = append(out, harness.ToolReport{Name: ts.Name, Lint: &res})
+			out = append(out, report.ToolReport{Name: ts.Name, Lint: &res})
 			continue
 		}
 		guard := &harness.Guard{AllowRemote: allowRemote}
-		if err := ts.CheckTargets(guard, spec.Path); err != nil {
+		if err := ts.CheckTargets(guard, sp.Path); err != nil {
 			return nil, err
 		}
 		tool, err := specMCPTool(ctx, ts, servers, guard)
@@ -159,7 +161,7 @@ func lintSpec(ctx context.Context, path string, names []string, allowRemote bool
 			return nil, err
 		}
 		res = ts.LintMCP(tool)
-		out = append(out, harness.ToolReport{Name: ts.Name, Lint: &res})
+		out = append(out, report.ToolReport{Name: ts.Name, Lint: &res})
 	}
 	return out, nil
 }
@@ -167,7 +169,7 @@ func lintSpec(ctx context.Context, path string, names []string, allowRemote bool
 // specMCPTool lists the tools of ts's MCP server (once per server, cached
 // in servers) and returns the one ts names. A server that does not answer
 // is ErrUnreachable; one without the tool, a spec error at mcp.tool.
-func specMCPTool(ctx context.Context, ts harness.ToolSpec, servers map[string][]*mcp.Tool, guard *harness.Guard) (*mcp.Tool, error) {
+func specMCPTool(ctx context.Context, ts spec.Tool, servers map[string][]*mcp.Tool, guard *harness.Guard) (*mcp.Tool, error) {
 	listed, ok := servers[ts.MCP.URL]
 	if !ok {
 		var err error
@@ -191,7 +193,7 @@ func specMCPTool(ctx context.Context, ts harness.ToolSpec, servers map[string][]
 // warnings on stderr (unless quiet) and kept for the report (see
 // attachLint). A tool whose MCP server cannot be reached now is marked
 // skipped: certify itself will report it.
-func lintBeforeCertify(ctx context.Context, selected []harness.ToolSpec, quiet bool, stderr io.Writer) map[string]*lint.Result {
+func lintBeforeCertify(ctx context.Context, selected []spec.Tool, quiet bool, stderr io.Writer) map[string]*lint.Result {
 	out := map[string]*lint.Result{}
 	servers := map[string][]*mcp.Tool{}
 	n := 0
@@ -221,7 +223,7 @@ func lintBeforeCertify(ctx context.Context, selected []harness.ToolSpec, quiet b
 }
 
 // attachLint puts each tool's lint result into its report.
-func attachLint(r *harness.Report, results map[string]*lint.Result) {
+func attachLint(r *report.Report, results map[string]*lint.Result) {
 	for i := range r.Tools {
 		if res, ok := results[r.Tools[i].Name]; ok {
 			r.Tools[i].Lint = res

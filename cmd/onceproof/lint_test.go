@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/fixtures"
-	"github.com/onceproof/onceproof/harness"
 	"github.com/onceproof/onceproof/harness/lint"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // startLintServer starts the MCP fixture server with its planted tools.
@@ -28,9 +28,9 @@ func startLintServer(t *testing.T) *fixtures.MCPServer {
 }
 
 // readReport reads a JSON report and returns each tool's rule ids, sorted.
-func readReport(t *testing.T, path string) (*harness.Report, map[string][]string) {
+func readReport(t *testing.T, path string) (*report.Report, map[string][]string) {
 	t.Helper()
-	r, err := harness.ReadReport(path)
+	r, err := report.ReadReport(path)
 	require.NoError(t, err)
 	rules := map[string][]string{}
 	for _, tr := range r.Tools {
@@ -53,7 +53,7 @@ func TestLintFlagsEveryPlantedProblem(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"lint", "--mcp", srv.Endpoint()}
 	files := map[string]string{}
-	for _, f := range formats {
+	for _, f := range formatNames() {
 		files[f] = filepath.Join(dir, "lint."+f)
 		args = append(args, "--format", f, "--out", files[f])
 	}
@@ -61,7 +61,7 @@ func TestLintFlagsEveryPlantedProblem(t *testing.T) {
 	require.Equal(t, exitFailed, code, "planted errors fail the default --fail-on error\n%s\n%s", out, errOut)
 
 	r, rules := readReport(t, files["json"])
-	require.Equal(t, harness.KindLint, r.Kind)
+	require.Equal(t, report.KindLint, r.Kind)
 	names := append(fixtures.MCPTools(), fixtures.MCPLintTools()...)
 	require.Len(t, rules, len(names))
 	for _, name := range names {
@@ -227,7 +227,7 @@ func TestCertifyPrintsLintWithoutChangingItsVerdict(t *testing.T) {
 	require.Contains(t, errOut, "lint: error key-minted-per-call invoices description")
 	require.Contains(t, errOut, "they do not change the verdict")
 
-	r, err := harness.ReadReport(out)
+	r, err := report.ReadReport(out)
 	require.NoError(t, err)
 	require.Len(t, r.Tools, 1)
 	require.True(t, r.Tools[0].AgentReady)

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/fixtures"
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // writeSpec writes the README's spec for a tool at addr (timeout shortened to
@@ -379,23 +379,23 @@ func TestInterruptedRunSaysSo(t *testing.T) {
 }
 
 func TestVerdictCode(t *testing.T) {
-	mk := func(vs ...harness.Verdict) *harness.Report {
-		tr := harness.ToolReport{Name: "t"}
+	mk := func(vs ...report.Verdict) *report.Report {
+		tr := report.ToolReport{Name: "t"}
 		for _, v := range vs {
-			tr.Scenarios = append(tr.Scenarios, harness.ScenarioReport{Verdict: v})
+			tr.Scenarios = append(tr.Scenarios, report.ScenarioReport{Verdict: v})
 		}
-		return &harness.Report{Tools: []harness.ToolReport{tr}}
+		return &report.Report{Tools: []report.ToolReport{tr}}
 	}
 	for _, tc := range []struct {
-		report *harness.Report
+		report *report.Report
 		code   int
 		reason string
 	}{
-		{mk(harness.Pass, harness.Pass), exitOK, "all passed"},
-		{mk(harness.Pass, harness.Fail), exitFailed, "one failed"},
-		{mk(harness.Inconclusive, harness.Pass), exitInconclusive, "inconclusive is not a pass"},
-		{mk(harness.Inconclusive, harness.Fail), exitFailed, "a failure outranks inconclusive"},
-		{&harness.Report{Tools: []harness.ToolReport{{Name: "t", Error: "preflight"}}}, exitUnreachable, "preflight failed"},
+		{mk(report.Pass, report.Pass), exitOK, "all passed"},
+		{mk(report.Pass, report.Fail), exitFailed, "one failed"},
+		{mk(report.Inconclusive, report.Pass), exitInconclusive, "inconclusive is not a pass"},
+		{mk(report.Inconclusive, report.Fail), exitFailed, "a failure outranks inconclusive"},
+		{&report.Report{Tools: []report.ToolReport{{Name: "t", Error: "preflight"}}}, exitUnreachable, "preflight failed"},
 	} {
 		require.Equal(t, tc.code, verdictCode(tc.report), tc.reason)
 	}
@@ -453,10 +453,10 @@ func TestInterruptWhileShrinkingWritesTheFailure(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, []string{"certify", "--spec", spec, "--scenario", "lost-response", "--seed", "3", "--quiet", "--format", "json", "--out", out}, &stdout, &stderr)
 	require.Equal(t, exitInterrupted, code, stderr.String())
-	r, err := harness.ReadReport(out)
+	r, err := report.ReadReport(out)
 	require.NoError(t, err, "the report is written")
 	s := r.Tools[0].Scenarios[0]
-	require.Equal(t, harness.Fail, s.Verdict)
+	require.Equal(t, report.Fail, s.Verdict)
 	require.NotNil(t, s.Counterexample)
 	require.Contains(t, s.Counterexample.Shrink, "interrupted")
 }

@@ -14,12 +14,45 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
+	"github.com/onceproof/onceproof/harness/report/html"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
-// formats are the report formats, in the order --help lists them.
-var formats = []string{"text", "json", "junit", "markdown", "html"}
+// format is one report format: its --format name and how it renders a
+// report (color: the writer is a terminal that shows colours).
+type format struct {
+	name  string
+	write func(w io.Writer, r *report.Report, color bool) error
+}
+
+// formats are the report formats, in the order --help lists them. Adding a
+// format is a package that renders a [report.Report] and a row here.
+var formats = []format{
+	{"text", func(w io.Writer, r *report.Report, color bool) error { return r.WriteTextColor(w, color) }},
+	{"json", func(w io.Writer, r *report.Report, _ bool) error { return r.WriteJSON(w) }},
+	{"junit", func(w io.Writer, r *report.Report, _ bool) error { return r.WriteJUnit(w) }},
+	{"markdown", func(w io.Writer, r *report.Report, _ bool) error { return r.WriteMarkdown(w) }},
+	{"html", func(w io.Writer, r *report.Report, _ bool) error { return html.Write(w, r) }},
+}
+
+// formatNames lists the formats' names.
+func formatNames() []string {
+	out := make([]string, len(formats))
+	for i, f := range formats {
+		out[i] = f.name
+	}
+	return out
+}
+
+// lookupFormat returns the format named name.
+func lookupFormat(name string) (format, bool) {
+	i := slices.IndexFunc(formats, func(f format) bool { return f.name == name })
+	if i < 0 {
+		return format{}, false
+	}
+	return formats[i], true
+}
 
 // output is one rendering of the report: a format and where it goes ("" is
 // standard output), with its file opened before the run.
@@ -37,9 +70,10 @@ type outputs struct {
 }
 
 func (o *outputs) register(fs *flag.FlagSet) {
-	fs.Func("format", "report `FORMAT`: "+strings.Join(formats, ", ")+" (repeatable, each with its own --out)", func(s string) error {
-		if !slices.Contains(formats, s) {
-			return fmt.Errorf("want one of %s", strings.Join(formats, ", "))
+	names := strings.Join(formatNames(), ", ")
+	fs.Func("format", "report `FORMAT`: "+names+" (repeatable, each with its own --out)", func(s string) error {
+		if _, ok := lookupFormat(s); !ok {
+			return fmt.Errorf("want one of %s", names)
 		}
 		o.list = append(o.list, output{format: s, path: o.pending})
 		o.pending = ""
@@ -120,7 +154,7 @@ func discardOutputs(outs []output) {
 // writeOutputs renders r in every requested format. Files are written
 // atomically; text on a terminal is coloured unless NO_COLOR is set. With
 // GITHUB_STEP_SUMMARY set, a markdown output is also appended to it.
-func writeOutputs(r *harness.Report, outs []output, stdout io.Writer) error {
+func writeOutputs(r *report.Report, outs []output, stdout io.Writer) error {
 	for _, out := range outs {
 		if out.path == "" {
 			if err := render(r, out.format, stdout, colorable(stdout)); err != nil {
@@ -155,20 +189,12 @@ func writeOutputs(r *harness.Report, outs []output, stdout io.Writer) error {
 	return nil
 }
 
-func render(r *harness.Report, format string, w io.Writer, color bool) error {
-	switch format {
-	case "text":
-		return r.WriteTextColor(w, color)
-	case "json":
-		return r.WriteJSON(w)
-	case "junit":
-		return r.WriteJUnit(w)
-	case "markdown":
-		return r.WriteMarkdown(w)
-	case "html":
-		return r.WriteHTML(w)
+func render(r *report.Report, name string, w io.Writer, color bool) error {
+	f, ok := lookupFormat(name)
+	if !ok {
+		panic("onceproof: unknown format " + name)
 	}
-	panic("onceproof: unknown format " + format)
+	return f.write(w, r, color)
 }
 
 // target is an output file opened before the run. A regular file is

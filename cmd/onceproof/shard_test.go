@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/fixtures"
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // multiSpec writes a spec with one tool per fixture kind.
@@ -36,8 +36,8 @@ func multiSpec(t *testing.T, kinds ...fixtures.Kind) string {
 	return path
 }
 
-func verdicts(r *harness.Report) map[string]harness.Verdict {
-	out := map[string]harness.Verdict{}
+func verdicts(r *report.Report) map[string]report.Verdict {
+	out := map[string]report.Verdict{}
 	for _, tool := range r.Tools {
 		for _, s := range tool.Scenarios {
 			out[tool.Name+"/"+s.ID] = s.Verdict
@@ -68,9 +68,9 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	code, _, errOut = runCLI(t, append([]string{"report", "--merge", "--format", "json", "--out", merged}, shards...)...)
 	require.Equal(t, exitFailed, code, errOut)
 
-	w, err := harness.ReadReport(whole)
+	w, err := report.ReadReport(whole)
 	require.NoError(t, err)
-	m, err := harness.ReadReport(merged)
+	m, err := report.ReadReport(merged)
 	require.NoError(t, err)
 	require.Equal(t, verdicts(w), verdicts(m))
 	require.Len(t, m.Tools, 4)

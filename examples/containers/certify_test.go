@@ -9,7 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/container"
+	"github.com/onceproof/onceproof/harness/spec"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -28,21 +29,21 @@ func TestMain(m *testing.M) {
 // scenario — including crash-restart and a fault on the tool's database link.
 func TestTicketsPostgresIsAgentReady(t *testing.T) {
 	ctx := context.Background()
-	docker, err := harness.DockerClient(ctx)
+	docker, err := container.DockerClient(ctx)
 	if err != nil {
 		t.Skipf("no Docker engine: %v", err)
 	}
 	defer docker.Close()
 
-	spec, err := harness.LoadSpec("tickets.yaml")
+	sp, err := spec.Load("tickets.yaml")
 	require.NoError(t, err)
-	ts, err := spec.Find("tickets-postgres")
+	ts, err := sp.Find("tickets-postgres")
 	require.NoError(t, err)
 
 	// Our CI has no registry: run postgres:15 and the toxiproxy image from
-	// local builds (make images). With a registry, pass harness.EnvOptions{}.
-	tool, stop, err := ts.Start(ctx, harness.EnvOptions{
-		Images: harness.LocalImages{Map: harness.DefaultLocalImages(), Docker: docker},
+	// local builds (make images). With a registry, pass container.EnvOptions{}.
+	tool, stop, err := ts.Start(ctx, container.EnvOptions{
+		Images: container.LocalImages{Map: container.DefaultLocalImages(), Docker: docker},
 	})
 	require.NoError(t, err)
 	defer stop(ctx)

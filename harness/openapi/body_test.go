@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/spec"
 )
 
 // oneOperation is a document with one POST /x whose request body is given
@@ -34,7 +34,7 @@ components:
 
 // draftOne drafts the one operation of doc and returns its tool spec (the
 // oracle filled in) and the note on its body.
-func draftOne(t *testing.T, doc string) (harness.ToolSpec, string) {
+func draftOne(t *testing.T, doc string) (spec.Tool, string) {
 	t.Helper()
 	d, err := Parse("doc.yaml", []byte(doc), Options{})
 	require.NoError(t, err, doc)
@@ -42,8 +42,8 @@ func draftOne(t *testing.T, doc string) (harness.ToolSpec, string) {
 	require.NoError(t, err)
 	require.Len(t, draft.Tools, 1)
 	var b bytes.Buffer
-	require.NoError(t, harness.WriteSpec(&b, draft))
-	s, err := harness.ParseSpec("written.yaml", []byte(fillOracles(b.String())))
+	require.NoError(t, spec.Write(&b, draft))
+	s, err := spec.Parse("written.yaml", []byte(fillOracles(b.String())))
 	require.NoError(t, err, b.String())
 	return s.Tools[0], draft.Tools[0].Notes["http.body"].Text
 }

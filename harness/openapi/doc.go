@@ -19,7 +19,7 @@
 //     should count for them is for the user to say, so they are written
 //     only when asked for by name.
 //
-// [Document.Draft] turns operations into a [harness.SpecDraft]: the URL from
+// [Document.Draft] turns operations into a [spec.Draft]: the URL from
 // the servers (variables at their defaults), the idempotency-key header the
 // document declares (on the operation, its path item, or through
 // components/parameters), a body template built from the request schema

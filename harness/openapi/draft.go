@@ -13,6 +13,7 @@ import (
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/spec"
 )
 
 // ErrNoWrites is returned by [Document.Draft] when there is nothing to
@@ -31,7 +32,7 @@ const guessedServer = "http://127.0.0.1:8080"
 // means every write and long-running operation. It fails with [ErrNoWrites]
 // when there is none, and with [ErrOption] when Options.Vars names a
 // variable that no server of these operations has.
-func (d *Document) Draft(ops []*Operation) (harness.SpecDraft, error) {
+func (d *Document) Draft(ops []*Operation) (spec.Draft, error) {
 	if ops == nil {
 		for _, op := range d.Operations {
 			if op.Class == Write || op.Class == LongRunning {
@@ -40,16 +41,16 @@ func (d *Document) Draft(ops []*Operation) (harness.SpecDraft, error) {
 		}
 	}
 	if len(ops) == 0 {
-		return harness.SpecDraft{}, fmt.Errorf("%s: %w", d.Source, ErrNoWrites)
+		return spec.Draft{}, fmt.Errorf("%s: %w", d.Source, ErrNoWrites)
 	}
 	title := d.Title
 	if title == "" {
 		title = "untitled"
 	}
-	draft := harness.SpecDraft{Comment: []string{
+	draft := spec.Draft{Comment: []string{
 		"Starter spec written by onceproof discover --openapi " + d.Source,
 		fmt.Sprintf("from %q (OpenAPI %s). Lines marked guessed hold values the document", title, d.Version),
-		"does not state: check them. Replace each oracle: " + harness.OraclePlaceholder + " with something that counts",
+		"does not state: check them. Replace each oracle: " + spec.OraclePlaceholder + " with something that counts",
 		"the operation's effects for one marker, then run onceproof certify --spec FILE.",
 	}}
 	used := map[string]bool{}
@@ -58,7 +59,7 @@ func (d *Document) Draft(ops []*Operation) (harness.SpecDraft, error) {
 	}
 	for name := range d.opts.Vars {
 		if !used[name] {
-			return harness.SpecDraft{}, fmt.Errorf("%w: server variable %q: no server of the selected operations has it", ErrOption, name)
+			return spec.Draft{}, fmt.Errorf("%w: server variable %q: no server of the selected operations has it", ErrOption, name)
 		}
 	}
 	return draft, nil
@@ -66,19 +67,19 @@ func (d *Document) Draft(ops []*Operation) (harness.SpecDraft, error) {
 
 // tool drafts the spec entry of one operation; used collects the server
 // variables it substituted.
-func (d *Document) tool(op *Operation, used map[string]bool) harness.ToolDraft {
-	t := harness.ToolDraft{
+func (d *Document) tool(op *Operation, used map[string]bool) spec.ToolDraft {
+	t := spec.ToolDraft{
 		Name:    op.Name,
 		Comment: []string{fmt.Sprintf("%s — %s %s (line %d): %s: %s", firstOf(op.ID, op.Name), op.Method, op.Path, op.Line, op.Class, op.Why)},
-		HTTP:    &harness.HTTPDraft{Method: op.Method},
-		Notes:   map[string]harness.Note{},
+		HTTP:    &spec.HTTPDraft{Method: op.Method},
+		Notes:   map[string]spec.Note{},
 	}
 	switch op.Class {
 	case LongRunning:
 		t.Comment = append(t.Comment,
 			"LONG-RUNNING: its effect may land after the response. certify counts right after",
 			"each call: give the oracle a settle time longer than the job takes (oracle.settle).")
-		t.Optional = append(t.Optional, harness.OptionalField{Path: "oracle.settle", Value: "5s", Note: "count once the figure is stable"})
+		t.Optional = append(t.Optional, spec.OptionalField{Path: "oracle.settle", Value: "5s", Note: "count once the figure is stable"})
 	case Unknown, Read:
 		t.Comment = append(t.Comment, "Selected by name: check what its oracle should count.")
 	}
@@ -89,7 +90,7 @@ func (d *Document) tool(op *Operation, used map[string]bool) harness.ToolDraft {
 	headers, headerNotes := d.parameterHeaders(op)
 	body, contentType, bodyNote, markerAt := d.body(op)
 	if contentType != "" {
-		h.Headers = append(h.Headers, harness.Header{Name: "Content-Type", Value: contentType})
+		h.Headers = append(h.Headers, spec.Header{Name: "Content-Type", Value: contentType})
 	}
 	h.Headers = append(h.Headers, headers...)
 	for k, n := range headerNotes {
@@ -101,45 +102,45 @@ func (d *Document) tool(op *Operation, used map[string]bool) harness.ToolDraft {
 	case k == nil:
 		name := harness.DefaultKeyHeader
 		h.KeyHeader = &name
-		t.Notes["http.key_header"] = harness.Note{Guessed: true, Text: "the document declares no idempotency key; Idempotency-Key is the IETF draft's\nheader (a tool that ignores it fails lost-response)"}
+		t.Notes["http.key_header"] = spec.Note{Guessed: true, Text: "the document declares no idempotency key; Idempotency-Key is the IETF draft's\nheader (a tool that ignores it fails lost-response)"}
 	case k.InBody:
 		empty := ""
 		h.KeyHeader = &empty
-		t.Notes["http.key_header"] = harness.Note{Text: fmt.Sprintf("the key travels in the body property %q ({{.Key}}), %s", k.Name, requiredWord(k.Required))}
+		t.Notes["http.key_header"] = spec.Note{Text: fmt.Sprintf("the key travels in the body property %q ({{.Key}}), %s", k.Name, requiredWord(k.Required))}
 	default:
 		name := k.Name
 		h.KeyHeader = &name
-		t.Notes["http.key_header"] = harness.Note{Text: fmt.Sprintf("declared by the document (%s), %s", k.Where, requiredWord(k.Required))}
+		t.Notes["http.key_header"] = spec.Note{Text: fmt.Sprintf("declared by the document (%s), %s", k.Where, requiredWord(k.Required))}
 	}
 	if k := op.Key; k != nil && (k.Format != harness.KeyUUID || k.FormatNote != "") {
 		// Written when the schema decided it; uuid is the default.
 		h.KeyFormat = k.Format
-		t.Notes["http.key_format"] = harness.Note{Text: k.FormatNote}
+		t.Notes["http.key_format"] = spec.Note{Text: k.FormatNote}
 	}
-	t.Optional = append(t.Optional, harness.OptionalField{Path: "http.timeout", Value: "2s", Note: "the caller's deadline per attempt"})
-	if ptr, note := resultID(op); ptr != "" {
+	t.Optional = append(t.Optional, spec.OptionalField{Path: "http.timeout", Value: "2s", Note: "the caller's deadline per attempt"})
+	if ptr, note := ReadResultID(op); ptr != "" {
 		t.ResultID = ptr
-		t.Notes["result_id"] = harness.Note{Guessed: true, Text: note}
+		t.Notes["result_id"] = spec.Note{Guessed: true, Text: note}
 	} else {
-		t.Optional = append(t.Optional, harness.OptionalField{Path: "result_id", Value: "/id", Note: note})
+		t.Optional = append(t.Optional, spec.OptionalField{Path: "result_id", Value: "/id", Note: note})
 	}
 	profile := harness.ProfileIETF
 	if k := op.Key; k != nil && !k.InBody && strings.EqualFold(k.Name, "PayPal-Request-Id") {
 		profile = harness.ProfilePayPal
 	}
 	volatile, volNote := volatileFields(op)
-	t.Optional = append(t.Optional, harness.ContractOptionals(true, profile, volatile, volNote, replayedHeader(op))...)
+	t.Optional = append(t.Optional, spec.ContractOptionals(true, profile, volatile, volNote, replayedHeader(op))...)
 	where := "the request"
 	if markerAt != "" {
 		where = markerAt
 	}
-	t.Notes["oracle"] = harness.Note{Text: fmt.Sprintf(
+	t.Notes["oracle"] = spec.Note{Text: fmt.Sprintf(
 		"TODO: replace %s with an oracle that counts this operation's effects for one marker\n"+
 			"(the marker travels in %s), e.g.\n"+
 			"  oracle:\n"+
 			"    http: {url: \"http://127.0.0.1:8080/count?marker={{.Marker}}\", count: /count}\n"+
 			"or command: [sh, -c, 'psql -tAc \"select count(*) from t where note like ''%%$ONCEPROOF_MARKER%%''\"']",
-		harness.OraclePlaceholder, where)}
+		spec.OraclePlaceholder, where)}
 	return t
 }
 
@@ -164,7 +165,7 @@ var serverVarRE = regexp.MustCompile(`\{([^{}]+)\}`)
 // server of the operation, its path item or the document, variables
 // substituted) followed by the path with its parameters filled in, and the
 // required query parameters.
-func (d *Document) url(op *Operation, used map[string]bool) (string, harness.Note) {
+func (d *Document) url(op *Operation, used map[string]bool) (string, spec.Note) {
 	var notes []string
 	guessed := false
 	base := d.opts.Server
@@ -236,7 +237,7 @@ func (d *Document) url(op *Operation, used map[string]bool) (string, harness.Not
 	if !loopback(full) {
 		notes = append(notes, "TODO: certify only targets loopback: rerun discover with --server http://127.0.0.1:PORT,\nor certify a test environment with --allow-remote")
 	}
-	return full, harness.Note{Guessed: guessed, Text: strings.Join(notes, "\n")}
+	return full, spec.Note{Guessed: guessed, Text: strings.Join(notes, "\n")}
 }
 
 // loopback reports whether raw's host is syntactically loopback (names
@@ -304,7 +305,7 @@ func (d *Document) pathAndQuery(op *Operation) (string, string, []string) {
 	}
 	for _, s := range d.security(op) {
 		if s.Type == "apiKey" && s.In == "query" {
-			query.Add(s.Name, harness.OraclePlaceholder)
+			query.Add(s.Name, spec.OraclePlaceholder)
 			notes = append(notes, fmt.Sprintf("TODO: the API key %s goes in the query: put a test key there", s.Name))
 		}
 	}
@@ -323,9 +324,9 @@ var reservedHeaders = []string{"Host", "Content-Length", "Transfer-Encoding", "U
 
 // parameterHeaders are the required header and cookie parameters (other
 // than the key) and the credentials the security requirement asks for.
-func (d *Document) parameterHeaders(op *Operation) ([]harness.Header, map[string]harness.Note) {
-	var hs []harness.Header
-	notes := map[string]harness.Note{}
+func (d *Document) parameterHeaders(op *Operation) ([]spec.Header, map[string]spec.Note) {
+	var hs []spec.Header
+	notes := map[string]spec.Note{}
 	var cookies []string
 	for _, p := range parameters(op) {
 		if p.Required == nil || !*p.Required || op.Key != nil && !op.Key.InBody && strings.EqualFold(p.Name, op.Key.Name) {
@@ -334,8 +335,8 @@ func (d *Document) parameterHeaders(op *Operation) ([]harness.Header, map[string
 		switch {
 		case p.In == "header" && !slices.Contains(reservedHeaders, http.CanonicalHeaderKey(p.Name)):
 			v, made := paramValue(p)
-			hs = append(hs, harness.Header{Name: p.Name, Value: escapeTemplate(v)})
-			notes[p.Name] = harness.Note{Guessed: made, Text: "a required header parameter, " + madeWord(made)}
+			hs = append(hs, spec.Header{Name: p.Name, Value: escapeTemplate(v)})
+			notes[p.Name] = spec.Note{Guessed: made, Text: "a required header parameter, " + madeWord(made)}
 		case p.In == "cookie":
 			v, _ := paramValue(p)
 			cookies = append(cookies, p.Name+"="+v)
@@ -345,22 +346,22 @@ func (d *Document) parameterHeaders(op *Operation) ([]harness.Header, map[string
 		name, value := "", ""
 		switch {
 		case s.Type == "http" && strings.EqualFold(s.Scheme, "basic"):
-			name, value = "Authorization", "Basic "+harness.OraclePlaceholder
+			name, value = "Authorization", "Basic "+spec.OraclePlaceholder
 		case s.Type == "http" || s.Type == "oauth2" || s.Type == "openIdConnect":
-			name, value = "Authorization", "Bearer "+harness.OraclePlaceholder
+			name, value = "Authorization", "Bearer "+spec.OraclePlaceholder
 		case s.Type == "apiKey" && s.In == "header":
-			name, value = s.Name, harness.OraclePlaceholder
+			name, value = s.Name, spec.OraclePlaceholder
 		case s.Type == "apiKey" && s.In == "cookie":
-			cookies = append(cookies, s.Name+"="+harness.OraclePlaceholder)
+			cookies = append(cookies, s.Name+"="+spec.OraclePlaceholder)
 		}
-		if name != "" && !slices.ContainsFunc(hs, func(h harness.Header) bool { return strings.EqualFold(h.Name, name) }) {
-			hs = append(hs, harness.Header{Name: name, Value: value})
-			notes[name] = harness.Note{Text: fmt.Sprintf("TODO: the document requires %s credentials (%s): put a test credential here", s.Type, s.key)}
+		if name != "" && !slices.ContainsFunc(hs, func(h spec.Header) bool { return strings.EqualFold(h.Name, name) }) {
+			hs = append(hs, spec.Header{Name: name, Value: value})
+			notes[name] = spec.Note{Text: fmt.Sprintf("TODO: the document requires %s credentials (%s): put a test credential here", s.Type, s.key)}
 		}
 	}
 	if len(cookies) > 0 {
-		hs = append(hs, harness.Header{Name: "Cookie", Value: escapeTemplate(strings.Join(cookies, "; "))})
-		notes["Cookie"] = harness.Note{Guessed: true, Text: "required cookies: check their values"}
+		hs = append(hs, spec.Header{Name: "Cookie", Value: escapeTemplate(strings.Join(cookies, "; "))})
+		notes["Cookie"] = spec.Note{Guessed: true, Text: "required cookies: check their values"}
 	}
 	return hs, notes
 }
@@ -429,19 +430,19 @@ func pickMedia(rb *v3.RequestBody) (string, *v3.MediaType) {
 // body builds the request body template. It returns the body, its content
 // type, a note on how it was built, and the pointer of the field carrying
 // the marker ("" if none).
-func (d *Document) body(op *Operation) (body, contentType string, note harness.Note, markerAt string) {
+func (d *Document) body(op *Operation) (body, contentType string, note spec.Note, markerAt string) {
 	ct, mt := pickMedia(op.op.RequestBody)
 	if mt == nil {
-		return "", "", harness.Note{Text: "TODO: the operation takes no request body: put {{.Marker}} where the tool stores it\n(the spec is refused until the request carries the marker)"}, ""
+		return "", "", spec.Note{Text: "TODO: the operation takes no request body: put {{.Marker}} where the tool stores it\n(the spec is refused until the request carries the marker)"}, ""
 	}
 	lower := strings.ToLower(ct)
 	isJSON := strings.Contains(lower, "json")
 	isForm := strings.HasPrefix(lower, "application/x-www-form-urlencoded")
 	if !isJSON && !isForm {
 		if strings.HasPrefix(lower, "text/") {
-			return "onceproof {{.Marker}}", ct, harness.Note{Guessed: true, Text: "a text body carrying the marker"}, "the body"
+			return "onceproof {{.Marker}}", ct, spec.Note{Guessed: true, Text: "a text body carrying the marker"}, "the body"
 		}
-		return "", ct, harness.Note{Text: fmt.Sprintf("TODO: onceproof does not build %s bodies: write one that carries {{.Marker}}", ct)}, ""
+		return "", ct, spec.Note{Text: fmt.Sprintf("TODO: onceproof does not build %s bodies: write one that carries {{.Marker}}", ct)}, ""
 	}
 	ex := mt.Example
 	if ex == nil && mt.Examples != nil {
@@ -463,7 +464,7 @@ func (d *Document) body(op *Operation) (body, contentType string, note harness.N
 	var sb strings.Builder
 	if isForm {
 		if _, ok := v.(*objVal); !ok {
-			return "", ct, harness.Note{Text: "TODO: a form-encoded body whose schema is not an object: write the body by hand"}, ""
+			return "", ct, spec.Note{Text: "TODO: a form-encoded body whose schema is not an object: write the body by hand"}, ""
 		}
 		sb.WriteString(renderForm(v))
 	} else {
@@ -490,7 +491,7 @@ func (d *Document) body(op *Operation) (body, contentType string, note harness.N
 		lines = append(lines, "left out optional fields: "+strings.Join(out, ", "))
 	}
 	lines = append(lines, notes...)
-	return sb.String(), ct, harness.Note{Guessed: true, Text: strings.Join(lines, "\n")}, markerAt
+	return sb.String(), ct, spec.Note{Guessed: true, Text: strings.Join(lines, "\n")}, markerAt
 }
 
 // setKey makes the body property name carry {{.Key}}.
@@ -514,7 +515,7 @@ var resultCodes = []string{"201", "200", "202", "203", "2XX", "2xx"}
 // resultID picks a JSON pointer naming the result in the operation's 2xx
 // response: its id, else a *_id or *Id field, else the id of an envelope
 // (data, result, item...). It returns "" and why when there is none.
-func resultID(op *Operation) (string, string) {
+func ReadResultID(op *Operation) (string, string) {
 	if op.op.Responses == nil || op.op.Responses.Codes == nil {
 		return "", "the operation declares no responses"
 	}

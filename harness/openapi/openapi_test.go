@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/spec"
 )
 
 // update rewrites the golden files.
@@ -27,17 +28,17 @@ var testOp = harness.Operation{ID: "op-test", Key: "key-test", Marker: "onceproo
 
 // fillOracles replaces every oracle placeholder of a written spec with an
 // http oracle, as a user would.
-func fillOracles(spec string) string {
-	return strings.ReplaceAll(spec, "    oracle: "+harness.OraclePlaceholder+"\n",
+func fillOracles(sp string) string {
+	return strings.ReplaceAll(sp, "    oracle: "+spec.OraclePlaceholder+"\n",
 		"    oracle:\n      http: {url: \"http://127.0.0.1:8080/count?marker={{.Marker}}\", count: /count}\n")
 }
 
 // request renders one call of a spec's tool: its request line and headers,
 // and its body.
-func request(t *testing.T, ts harness.ToolSpec) (head, body string) {
+func request(t *testing.T, ts spec.Tool) (head, body string) {
 	t.Helper()
 	// Only rendered, never sent: the documents name remote servers.
-	tool, err := ts.WithGuard(&harness.Guard{AllowRemote: true}).Tool()
+	tool, err := harness.NewHTTPTool(ts.WithGuard(&harness.Guard{AllowRemote: true}).HTTP)
 	require.NoError(t, err)
 	call, err := tool.Prepare(testOp)
 	require.NoError(t, err)
@@ -52,7 +53,7 @@ func jsonBody(t *testing.T, body string) map[string]any {
 	return m
 }
 
-func find(t *testing.T, s *harness.Spec, name string) harness.ToolSpec {
+func find(t *testing.T, s *spec.Spec, name string) spec.Tool {
 	t.Helper()
 	ts, err := s.Find(name)
 	require.NoError(t, err)
@@ -83,12 +84,12 @@ func TestDraftGolden(t *testing.T) {
 		reason, file, golden string
 		opts                 Options
 		ops                  []string // selected operations (nil: the writes)
-		check                func(t *testing.T, s *harness.Spec)
+		check                func(t *testing.T, s *spec.Spec)
 	}{
 		{
 			reason: "the fixture: a 3.0 document with a per-operation Idempotency-Key and a server variable",
 			file:   "fixture.yaml", golden: "fixture",
-			check: func(t *testing.T, s *harness.Spec) {
+			check: func(t *testing.T, s *spec.Spec) {
 				require.Len(t, s.Tools, 1)
 				ts := find(t, s, "createTicket")
 				assert.Equal(t, "http://127.0.0.1:8080/tickets", ts.HTTP.URL, "the port variable's default")
@@ -105,7 +106,7 @@ func TestDraftGolden(t *testing.T) {
 			reason: "server variables and the server can be given",
 			file:   "fixture.yaml", golden: "fixture-server-var",
 			opts: Options{Vars: map[string]string{"port": "9999"}},
-			check: func(t *testing.T, s *harness.Spec) {
+			check: func(t *testing.T, s *spec.Spec) {
 				assert.Equal(t, "http://127.0.0.1:9999/tickets", find(t, s, "createTicket").HTTP.URL)
 			},
 		},
@@ -113,7 +114,7 @@ func TestDraftGolden(t *testing.T) {
 			reason: "a 3.1 document: $ref parameter in components, allOf and oneOf bodies, type arrays, PUT with a key",
 			file:   "payments-31.yaml", golden: "payments-31",
 			opts: Options{Vars: map[string]string{"region": "us"}},
-			check: func(t *testing.T, s *harness.Spec) {
+			check: func(t *testing.T, s *spec.Spec) {
 				require.Len(t, s.Tools, 3, "createPayment, replacePayment (PUT with a key), createPayout")
 				ts := find(t, s, "createPayment")
 				assert.Equal(t, "https://us.payments.example.com/v2/payments", ts.HTTP.URL)
@@ -149,7 +150,7 @@ func TestDraftGolden(t *testing.T) {
 			reason: "Stripe-style form-encoded bodies: nested fields, arrays, metadata maps, no declared key",
 			file:   "stripe-form.yaml", golden: "stripe-form",
 			opts: Options{Server: "http://127.0.0.1:12111"},
-			check: func(t *testing.T, s *harness.Spec) {
+			check: func(t *testing.T, s *spec.Spec) {
 				require.Len(t, s.Tools, 3, "the search is a read and the DELETE unknown")
 				for _, ts := range s.Tools {
 					assert.Equal(t, "application/x-www-form-urlencoded", ts.HTTP.Headers["Content-Type"], ts.Name)
@@ -176,7 +177,7 @@ func TestDraftGolden(t *testing.T) {
 		{
 			reason: "a JSON document with 202s: Location header, status link in the body, HAL links, response links, a hex key",
 			file:   "async-jobs.json", golden: "async-jobs",
-			check: func(t *testing.T, s *harness.Spec) {
+			check: func(t *testing.T, s *spec.Spec) {
 				require.Len(t, s.Tools, 6)
 				ts := find(t, s, "startExport")
 				assert.Equal(t, "X-Request-Idempotency-Key", *ts.HTTP.KeyHeader, "declared on the path item through components")
@@ -193,7 +194,7 @@ func TestDraftGolden(t *testing.T) {
 			reason: "an operation named with --operation: a POST guessed to be a search",
 			file:   "stripe-form.yaml", golden: "stripe-form-search",
 			opts: Options{Server: "http://127.0.0.1:12111/"}, ops: []string{"POST /v1/charges/search"},
-			check: func(t *testing.T, s *harness.Spec) {
+			check: func(t *testing.T, s *spec.Spec) {
 				require.Len(t, s.Tools, 1)
 				assert.Equal(t, "http://127.0.0.1:12111/v1/charges/search", s.Tools[0].HTTP.URL)
 				_, body := request(t, s.Tools[0])
@@ -214,9 +215,9 @@ func TestDraftGolden(t *testing.T) {
 			}
 			draft, err := d.Draft(ops)
 			require.NoError(t, err)
-			var spec bytes.Buffer
-			require.NoError(t, harness.WriteSpec(&spec, draft))
-			got := listing(d) + "\n" + strings.ReplaceAll(spec.String(), filepath.Join("testdata", tc.file), tc.file)
+			var sp bytes.Buffer
+			require.NoError(t, spec.Write(&sp, draft))
+			got := listing(d) + "\n" + strings.ReplaceAll(sp.String(), filepath.Join("testdata", tc.file), tc.file)
 			golden := filepath.Join("testdata", tc.golden+".golden")
 			if *update {
 				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
@@ -226,10 +227,10 @@ func TestDraftGolden(t *testing.T) {
 				assert.Equal(t, string(want), got)
 			}
 
-			_, err = harness.ParseSpec("written.yaml", spec.Bytes())
-			require.ErrorIs(t, err, harness.ErrSpec, "the placeholder is refused until it is filled in")
-			s, err := harness.ParseSpec("written.yaml", []byte(fillOracles(spec.String())))
-			require.NoError(t, err, "%s\n%s", tc.reason, spec.String())
+			_, err = spec.Parse("written.yaml", sp.Bytes())
+			require.ErrorIs(t, err, spec.ErrSpec, "the placeholder is refused until it is filled in")
+			s, err := spec.Parse("written.yaml", []byte(fillOracles(sp.String())))
+			require.NoError(t, err, "%s\n%s", tc.reason, sp.String())
 			tc.check(t, s)
 		})
 	}
@@ -300,17 +301,17 @@ func TestUnsupported(t *testing.T) {
 		{"bumpCounter", "no string field can carry", "a body without a string field"},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
-			var spec bytes.Buffer
-			var tool harness.ToolDraft
+			var sp bytes.Buffer
+			var tool spec.ToolDraft
 			for _, td := range draft.Tools {
 				if td.Name == tc.op {
 					tool = td
 				}
 			}
-			require.NoError(t, harness.WriteSpec(&spec, harness.SpecDraft{Tools: []harness.ToolDraft{tool}}))
-			assert.Contains(t, spec.String(), tc.todo, tc.reason)
-			_, err := harness.ParseSpec("written.yaml", []byte(fillOracles(spec.String())))
-			var se *harness.SpecError
+			require.NoError(t, spec.Write(&sp, spec.Draft{Tools: []spec.ToolDraft{tool}}))
+			assert.Contains(t, sp.String(), tc.todo, tc.reason)
+			_, err := spec.Parse("written.yaml", []byte(fillOracles(sp.String())))
+			var se *spec.Error
 			require.ErrorAs(t, err, &se, tc.reason)
 			assert.Equal(t, "tools[0].http.body", se.Field, tc.reason)
 			assert.Contains(t, se.Msg, "{{.Marker}}", tc.reason)

@@ -1,13 +1,3 @@
-// Package repro turns a counterexample into a reproducer the owner of the
-// failing service can run without onceproof: a self-contained bash script
-// that performs the same attempts in the same order with curl (JSON-RPC
-// over curl for an MCP tool) through a toxiproxy-server of their own,
-// adding and removing the same toxics around each attempt, then asks the
-// oracle (when it is an HTTP oracle) how many effects there are; and the
-// toxics as JSON.
-//
-// It reads the report model only (harness's Counterexample, Attempt,
-// Request and faults' Setup) and imports nothing else of onceproof.
 package repro
 
 import (
@@ -26,8 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // ErrNoEvidence marks a scenario whose counterexample cannot be replayed:
@@ -39,7 +28,7 @@ var ErrNoEvidence = errors.New("no request recorded to replay")
 const proxyName = "onceproof-repro"
 
 // Script is the reproducer of scenario s of tool.
-func Script(tool string, s harness.ScenarioReport) (string, error) {
+func Script(tool string, s report.ScenarioReport) (string, error) {
 	c := s.Counterexample
 	if c == nil || len(c.Requests) == 0 {
 		return "", fmt.Errorf("%s × %s: %w", tool, s.ID, ErrNoEvidence)
@@ -56,11 +45,11 @@ func Script(tool string, s harness.ScenarioReport) (string, error) {
 
 // Toxics is every toxic the counterexample's attempts armed, in order, as
 // the toxiproxy API takes them (JSON).
-func Toxics(s harness.ScenarioReport) ([]byte, error) {
+func Toxics(s report.ScenarioReport) ([]byte, error) {
 	type armed struct {
 		Attempt int           `json:"attempt"`
 		Fault   string        `json:"fault"`
-		Setup   *faults.Setup `json:"setup"`
+		Setup   *report.Setup `json:"setup"`
 	}
 	var out []armed
 	if s.Counterexample != nil {
@@ -77,7 +66,7 @@ func Toxics(s harness.ScenarioReport) ([]byte, error) {
 // (created if needed): NAME.sh and NAME.toxics.json per scenario, and a
 // README.md on how to run them. It returns the scripts' paths; scenarios
 // with nothing to replay are listed in the README and skipped.
-func Write(dir string, r *harness.Report) ([]string, error) {
+func Write(dir string, r *report.Report) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("repro %s: %w", dir, err)
 	}
@@ -86,7 +75,7 @@ func Write(dir string, r *harness.Report) ([]string, error) {
 	readme.WriteString(readmeHead)
 	for _, t := range r.Tools {
 		for _, s := range t.Scenarios {
-			if s.Verdict != harness.Fail {
+			if s.Verdict != report.Fail {
 				continue
 			}
 			name := fileName(t.Name + "-" + s.ID)
@@ -143,12 +132,12 @@ func fileName(s string) string { return strings.Trim(unsafe.ReplaceAllString(s, 
 // writer builds one script.
 type writer struct {
 	b *strings.Builder
-	c *harness.Counterexample
+	c *report.Counterexample
 }
 
 func (w *writer) printf(format string, args ...any) { fmt.Fprintf(w.b, format, args...) }
 
-func (w *writer) header(tool string, s harness.ScenarioReport) {
+func (w *writer) header(tool string, s report.ScenarioReport) {
 	c := w.c
 	target := c.Requests[0].Target
 	w.printf("#!/usr/bin/env bash\n")
@@ -178,7 +167,7 @@ trap 'api DELETE "/proxies/$PROXY" 2>/dev/null' EXIT
 
 // request defines send<N> for request n: it sends the request once with a
 // deadline (seconds, $1) and prints the status it got.
-func (w *writer) request(n int, r harness.Request) {
+func (w *writer) request(n int, r report.Request) {
 	if r.Transport == "mcp" {
 		w.mcp(n, r)
 		return
@@ -217,7 +206,7 @@ func (w *writer) request(n int, r harness.Request) {
 
 // mcp defines send<N> for an MCP tools/call: a session is opened (before
 // any fault) and the call goes out in it.
-func (w *writer) mcp(n int, r harness.Request) {
+func (w *writer) mcp(n int, r report.Request) {
 	path := "/"
 	if i := strings.Index(strings.TrimPrefix(strings.TrimPrefix(r.Endpoint, "http://"), "https://"), "/"); i >= 0 {
 		path = strings.TrimPrefix(strings.TrimPrefix(r.Endpoint, "http://"), "https://")[i:]
@@ -250,20 +239,20 @@ func (w *writer) step(i int) int {
 		// The tool's own call to its dependency, answered by onceproof.
 		w.printf("# attempt %d: the tool called %s (key %s): %s; the script does not play %s\n", a.N, a.Link, orNone(a.Key), describe(a), a.Link)
 		return i + 1
-	case a.Phase == faults.Crash && a.Setup == nil:
+	case a.Phase == report.PhaseCrash && a.Setup == nil:
 		w.printf("attempt %d %s\n", a.N, quote("here onceproof killed the tool (SIGKILL) and restarted it"))
 		w.printf("${ON_CRASH:-read -r -p 'kill and restart the tool, then press enter ' _}\n")
 		return i + 1
-	case a.Phase == faults.Held:
+	case a.Phase == report.PhaseHeld:
 		return w.held(i)
-	case a.Phase == faults.Dependency:
+	case a.Phase == report.PhaseDependency:
 		w.printf("# attempt %d: %s — the fault is on the tool's own link to a dependency: add the\n", a.N, a.Fault)
 		w.printf("# toxics below to the toxiproxy that fronts it (onceproof's container mode names it link-<dependency>).\n")
 	}
 	w.printf("attempt %d %s\n", a.N, quote(describe(a)))
 	names := w.arm(a)
 	send := "send"
-	if a.Phase == faults.Torn {
+	if a.Phase == report.PhaseTorn {
 		send = "raw"
 	}
 	w.printf("%s%d %s\n", send, reqOf(a), seconds(a.Deadline))
@@ -275,14 +264,14 @@ func (w *writer) step(i int) int {
 func (w *writer) held(i int) int {
 	as := w.c.Attempts
 	j := i
-	for j < len(as) && as[j].Phase == faults.Held {
+	for j < len(as) && as[j].Phase == report.PhaseHeld {
 		j++
 	}
 	names := w.arm(as[i])
 	for k := i; k < j; k++ {
 		a := as[k]
 		w.printf("attempt %d %s\n", a.N, quote(describe(a)))
-		gaveUp := a.Outcome != harness.OK && a.Deadline > 0 && a.End-a.Start >= a.Deadline
+		gaveUp := a.Outcome != report.OK && a.Deadline > 0 && a.End-a.Start >= a.Deadline
 		if k == i && gaveUp && j-i > 1 {
 			// The original meets its deadline while held; the retry follows.
 			w.printf("send%d %s\n", reqOf(a), seconds(a.Deadline))
@@ -301,7 +290,7 @@ func (w *writer) held(i int) int {
 
 // arm writes the commands that install a's fault; it returns the toxics'
 // names.
-func (w *writer) arm(a harness.Attempt) []string {
+func (w *writer) arm(a report.Attempt) []string {
 	if a.Setup == nil {
 		return nil
 	}
@@ -318,7 +307,7 @@ func (w *writer) arm(a harness.Attempt) []string {
 	return names
 }
 
-func (w *writer) disarm(a harness.Attempt, names []string) {
+func (w *writer) disarm(a report.Attempt, names []string) {
 	if a.Setup == nil {
 		return
 	}
@@ -350,14 +339,14 @@ func (w *writer) footer() {
 	}
 }
 
-func reqOf(a harness.Attempt) int {
+func reqOf(a report.Attempt) int {
 	if a.Request > 0 {
 		return a.Request
 	}
 	return 1
 }
 
-func describe(a harness.Attempt) string {
+func describe(a report.Attempt) string {
 	f := a.Fault
 	if f == "" {
 		f = "no fault"

@@ -15,6 +15,7 @@ import (
 	"github.com/onceproof/onceproof/faults/faultstest"
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/harness/repro"
 	"github.com/onceproof/onceproof/scenarios"
 )
@@ -54,12 +55,12 @@ func TestScriptReproducesTheDuplicate(t *testing.T) {
 			require.NoError(t, err)
 			s := rep.Scenarios[0]
 			dir := t.TempDir()
-			scripts, err := repro.Write(dir, &harness.Report{Tools: []harness.ToolReport{rep}})
+			scripts, err := repro.Write(dir, &report.Report{Tools: []report.ToolReport{rep}})
 			require.NoError(t, err)
 			readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
 			require.NoError(t, err)
 			require.Contains(t, string(readme), "toxiproxy-server")
-			if s.Verdict != harness.Fail {
+			if s.Verdict != report.Fail {
 				require.Empty(t, scripts, tc.reason)
 				return
 			}
@@ -89,7 +90,7 @@ func TestScriptReproducesTheDuplicate(t *testing.T) {
 // TestNoRequestNoScript: a counterexample without recorded requests (a
 // client check) gives no script, and says why.
 func TestNoRequestNoScript(t *testing.T) {
-	_, err := repro.Script("w", harness.ScenarioReport{ID: "client-key-stable", Verdict: harness.Fail,
+	_, err := repro.Script("w", report.ScenarioReport{ID: "client-key-stable", Verdict: report.Fail,
 		Counterexample: &harness.Counterexample{Plan: "p", Violation: "v"}})
 	require.ErrorIs(t, err, repro.ErrNoEvidence)
 }

@@ -1,0 +1,66 @@
+package spec
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/lint"
+)
+
+// LintHTTP lints what the spec declares for an HTTP tool (its method and key
+// header). Each finding's Where is the spec line of the field it is about.
+// It returns an empty result for an MCP tool.
+func (t Tool) LintHTTP() lint.Result {
+	if t.MCP != nil {
+		return lint.Result{Findings: []lint.Finding{}}
+	}
+	key := harness.DefaultKeyHeader
+	if t.HTTP.KeyHeader != nil {
+		key = *t.HTTP.KeyHeader
+	}
+	res := lint.HTTP(lint.HTTPTool{Name: t.Name, Method: cmp.Or(t.HTTP.Method, "POST"), KeyHeader: key, Body: t.HTTP.Body})
+	for i, f := range res.Findings {
+		res.Findings[i].Where = t.where(f.Field)
+	}
+	return res
+}
+
+// LintMCP lints tool, the MCP tool the spec entry names as the server lists
+// it, against the entry (its key_argument or key_meta). Findings carry the
+// entry's name; their Where is the spec line of the mcp.tool field, or of
+// the spec field a finding is about.
+func (t Tool) LintMCP(tool *mcp.Tool) lint.Result {
+	if t.MCP == nil {
+		return lint.Result{Findings: []lint.Finding{}}
+	}
+	res := lint.MCP(tool, lint.MCPOptions{Name: t.Name, Spec: true, KeyArgument: t.MCP.KeyArgument, KeyMeta: t.MCP.KeyMeta})
+	for i, f := range res.Findings {
+		field := "mcp.tool"
+		if strings.HasPrefix(f.Field, "mcp.") {
+			field = f.Field
+		}
+		res.Findings[i].Where = t.where(field)
+	}
+	return res
+}
+
+// where is "file:line" of field (relative to the tool), or of its closest
+// enclosing field.
+func (t Tool) where(field string) string {
+	e := t.locate(t.file, field, "")
+	if e.File == "" {
+		return ""
+	}
+	if e.Line == 0 {
+		return e.File
+	}
+	return fmt.Sprintf("%s:%d", e.File, e.Line)
+}
+
+// FieldError returns a spec error about field (relative to the tool, e.g.
+// "mcp.tool") located at its line.
+func (t Tool) FieldError(field, msg string) *Error { return t.locate(t.file, field, msg) }
