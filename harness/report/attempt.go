@@ -58,6 +58,11 @@ const (
 	FailureOther     Failure = "other"
 )
 
+// Failures lists every failure kind (the schema's enum; a test ties them).
+func Failures() []Failure {
+	return []Failure{FailureTimeout, FailureGaveUp, FailureRefused, FailureReset, FailureEOF, FailureAbandoned, FailureOther}
+}
+
 // Setup is what an attempt's fault did to the proxy: Toxics added in
 // order, or, with Disable, the proxy's listener closed.
 type Setup struct {

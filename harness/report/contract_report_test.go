@@ -120,3 +120,33 @@ func TestCertificateSaysHowLongKeysLast(t *testing.T) {
 	cert.Scenarios[0].LongestDelay = time.Hour
 	assert.ErrorIs(t, cert.Verify(), report.ErrTampered, "the delay is sealed")
 }
+
+// TestReportSchemaListsAttemptKinds ties the schema's attempt phase and
+// failure enums to Phases and Failures: a new kind that the schema does not
+// list fails here, not in a user's validator.
+func TestReportSchemaListsAttemptKinds(t *testing.T) {
+	var s struct {
+		Defs struct {
+			Attempt struct {
+				Properties struct {
+					Phase struct {
+						Enum []string `json:"enum"`
+					} `json:"phase"`
+					Failure struct {
+						Enum []string `json:"enum"`
+					} `json:"failure"`
+				} `json:"properties"`
+			} `json:"attempt"`
+		} `json:"$defs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(report.ReportSchema), &s))
+	var phases, failures []string
+	for _, p := range report.Phases() {
+		phases = append(phases, string(p))
+	}
+	for _, f := range report.Failures() {
+		failures = append(failures, string(f))
+	}
+	assert.Equal(t, phases, s.Defs.Attempt.Properties.Phase.Enum, "report.schema.json $defs.attempt.phase lists every phase")
+	assert.Equal(t, failures, s.Defs.Attempt.Properties.Failure.Enum, "report.schema.json $defs.attempt.failure lists every failure")
+}
