@@ -52,7 +52,7 @@ func annotations(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result
 			}
 			res.effects = []harness.Effect{e}
 			if e.Count != 0 {
-				res.failf(report.RuleAnnotation, "the tool claims readOnlyHint: true, but one call made %d effects", e.Count)
+				res.failf(report.RuleAnnotation, "the tool claims readOnlyHint: true, but one call made %s", nEffects(e.Count))
 				return res, nil
 			}
 		}

@@ -430,14 +430,14 @@ func chaosViolation(outcome report.ChaosOutcome, outs []report.ChaosOutcome, eff
 	case outcome == report.ChaosConfirmed && effects == 0:
 		return "confirmed (2xx) but no effect: an acknowledged write was lost"
 	case outcome == report.ChaosConfirmed && effects > 1:
-		return fmt.Sprintf("confirmed with %d effects, want exactly 1", effects)
+		return fmt.Sprintf("confirmed with %s, want exactly 1", nEffects(effects))
 	case outcome == report.ChaosRefused && effects > 0:
 		if slices.Contains(outs, report.ChaosUnknown) {
 			return ""
 		}
-		return fmt.Sprintf("refused (4xx) but %d effects, want none", effects)
+		return fmt.Sprintf("refused (4xx) but %s, want none", nEffects(effects))
 	case outcome == report.ChaosUnknown && effects > 1:
-		return fmt.Sprintf("outcome unknown with %d effects, want at most 1", effects)
+		return fmt.Sprintf("outcome unknown with %s, want at most 1", nEffects(effects))
 	}
 	return ""
 }

@@ -48,7 +48,7 @@ func distinctKeys(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		res.effects = []harness.Effect{e}
 		switch {
 		case e.Count > 2:
-			res.failf(report.RuleExactlyOnce, "two operations with distinct keys made %d effects, want 2", e.Count)
+			res.failf(report.RuleExactlyOnce, "two operations with distinct keys made %s, want 2", nEffects(e.Count))
 		case a1.Outcome != harness.OK || a2.Outcome != harness.OK:
 			res.invalid = "a call got no response"
 		case !is2xx(a1.Status) || !is2xx(a2.Status):
@@ -56,7 +56,7 @@ func distinctKeys(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, 
 		case e.Count == 0:
 			res.ackedNoEffect(a2, e, "")
 		case e.Count != 2:
-			res.failf(report.RuleExactlyOnce, "two operations with distinct keys, both acknowledged, made %d effects, want 2: the tool merges on the payload, not the key", e.Count)
+			res.failf(report.RuleExactlyOnce, "two operations with distinct keys, both acknowledged, made %s, want 2: the tool merges on the payload, not the key", nEffects(e.Count))
 		case a1.ResultID != "" && a1.ResultID == a2.ResultID:
 			res.failf(report.RuleResult, "both operations returned result_id %q: distinct operations must get distinct results", a1.ResultID)
 		}

@@ -112,7 +112,7 @@ func judgeDownstream(res *result, d *harness.Downstream, log []harness.Outbound,
 	switch {
 	case effects > 1:
 		res.violation, res.kind = "", ""
-		res.failf(report.RuleDownstreamOnce, "%s performed %d effects for one operation (%s), want exactly 1: the tool's retries to it were not deduplicated", name, effects, keysOf(log))
+		res.failf(report.RuleDownstreamOnce, "%s performed %s for one operation (%s), want exactly 1: the tool's retries to it were not deduplicated", name, nEffects(effects), keysOf(log))
 	case effects == 0 && final.Outcome == harness.OK && is2xx(final.Status):
 		res.violation, res.kind = "", ""
 		res.failf(report.RuleDownstreamOnce, "the tool confirmed the operation (attempt %d, status %d) but %s performed none of it", final.N, final.Status, name)

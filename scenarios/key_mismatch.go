@@ -55,7 +55,7 @@ func keyMismatch(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, e
 		c := tr.contract()
 		switch {
 		case e2.Count != 0:
-			res.failf(report.RuleExactlyOnce, "the reused key with a different payload made %d effects for its marker %s, want 0", e2.Count, op2.Marker)
+			res.failf(report.RuleExactlyOnce, "the reused key with a different payload made %s for its marker %s, want 0", nEffects(e2.Count), op2.Marker)
 		case res.judgeCount(e1, acked(first), tr.seen(), ""):
 		case reused.Outcome != harness.OK:
 			res.invalid = fmt.Sprintf("attempt %d: no response to the reused key: %s", reused.N, reused.Error)

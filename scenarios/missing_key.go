@@ -42,8 +42,8 @@ func missingKey(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, er
 		}
 		res.effects = []harness.Effect{e}
 		if e.Count > 0 {
-			res.failf(report.RuleKeyRequired, "profile %s: a request without a key must be refused with %d and make no effect; it made %d effects for marker %s (attempt %d answered %d)",
-				c.Profile, c.Codes.MissingKey, e.Count, e.Marker, answers[0].N, answers[0].Status)
+			res.failf(report.RuleKeyRequired, "profile %s: a request without a key must be refused with %d and make no effect; it made %s for marker %s (attempt %d answered %d)",
+				c.Profile, c.Codes.MissingKey, nEffects(e.Count), e.Marker, answers[0].N, answers[0].Status)
 			return res, nil
 		}
 		for _, a := range answers {

@@ -52,7 +52,7 @@ func preServerError(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result
 		res := result{plan: formatSteps(steps)}
 		_, err = tr.retries(&res, op, call, steps, func(_ int, a harness.Attempt) (string, error) {
 			if a.After != 0 {
-				return fmt.Sprintf("attempt %d: the oracle counted %d effects although the request never arrived whole", a.N, a.After), nil
+				return fmt.Sprintf("attempt %d: the oracle counted %s although the request never arrived whole", a.N, nEffects(a.After)), nil
 			}
 			return "", nil
 		})

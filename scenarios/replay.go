@@ -104,7 +104,7 @@ func (tr *trial) replayRefusal(res *result, seed uint64, delays []time.Duration,
 	c := tr.contract()
 	stored := c.Replays(first.Status)
 	if first.After != 0 {
-		res.failf(report.RuleExactlyOnce, "attempt %d: a refused request (%d) made %d effects for marker %s, want 0", first.N, first.Status, first.After, op.Marker)
+		res.failf(report.RuleExactlyOnce, "attempt %d: a refused request (%d) made %s for marker %s, want 0", first.N, first.Status, nEffects(first.After), op.Marker)
 	}
 	res.firstExecution(c, first)
 	for _, d := range delays {
@@ -145,10 +145,10 @@ func (tr *trial) replayRefusal(res *result, seed uint64, delays []time.Duration,
 	res.effects = []harness.Effect{e1, e2}
 	switch {
 	case e1.Count != 0:
-		res.replace(report.RuleExactlyOnce, "the refused request made %d effects for marker %s, want 0", e1.Count, e1.Marker)
+		res.replace(report.RuleExactlyOnce, "the refused request made %s for marker %s, want 0", nEffects(e1.Count), e1.Marker)
 	case stored && e2.Count > 0:
-		res.replace(report.RuleErrorReplay, "profile %s: the key's first answer was %d, which the profile says is stored and replayed, but the same key with the corrected payload ran again (attempt %d answered %d, %d effects for marker %s): the tool re-executes after a first error",
-			c.Profile, first.Status, fixed.N, fixed.Status, e2.Count, e2.Marker)
+		res.replace(report.RuleErrorReplay, "profile %s: the key's first answer was %d, which the profile says is stored and replayed, but the same key with the corrected payload ran again (attempt %d answered %d, %s for marker %s): the tool re-executes after a first error",
+			c.Profile, first.Status, fixed.N, fixed.Status, nEffects(e2.Count), e2.Marker)
 	case res.judgeCount(e2, acked(fixed), tr.seen(), " to the corrected payload"):
 	case fixed.Outcome != harness.OK:
 		if res.invalid == "" {

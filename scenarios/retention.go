@@ -110,8 +110,8 @@ func retention(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, 
 		promise := fmt.Sprintf("profile %s, retention %s", c.Profile, report.FormatDuration(c.Retention))
 		switch {
 		case e.Count > e.Want:
-			res.replace(report.RuleRetention, "%s: a retry %s after the first answer ran again (%d effects for marker %s): the key was forgotten",
-				promise, after, e.Count, e.Marker)
+			res.replace(report.RuleRetention, "%s: a retry %s after the first answer ran again (%s for marker %s): the key was forgotten",
+				promise, after, nEffects(e.Count), e.Marker)
 		case res.judgeCount(e, acked(first), tr.seen(), ""):
 		case again.Outcome != harness.OK:
 			res.invalid = fmt.Sprintf("attempt %d: the retry got no response: %s", again.N, again.Error)

@@ -95,14 +95,14 @@ func (r *result) replace(rule report.Rule, format string, args ...any) {
 func (r *result) judgeCount(e harness.Effect, ack *harness.Attempt, seen int, after string) bool {
 	switch {
 	case e.Count > e.Want:
-		r.replace(report.RuleExactlyOnce, "%d effects for marker %s, want exactly %d%s", e.Count, e.Marker, e.Want, after)
+		r.replace(report.RuleExactlyOnce, "%s for marker %s, want exactly %d%s", nEffects(e.Count), e.Marker, e.Want, after)
 	case e.Count == e.Want:
 		return false
 	case seen > e.Count:
-		r.replace(report.RuleExactlyOnce, "%d effects for marker %s after the oracle had counted %d%s: a committed write disappeared", e.Count, e.Marker, seen, after)
+		r.replace(report.RuleExactlyOnce, "%s for marker %s after the oracle had counted %d%s: a committed write disappeared", nEffects(e.Count), e.Marker, seen, after)
 	case ack == nil:
 		if r.invalid == "" {
-			r.invalid = fmt.Sprintf("%d effects for marker %s and no attempt was acknowledged: whether the write happened is unknown", e.Count, e.Marker)
+			r.invalid = fmt.Sprintf("%s for marker %s and no attempt was acknowledged: whether the write happened is unknown", nEffects(e.Count), e.Marker)
 		}
 		return false
 	default:
@@ -114,8 +114,8 @@ func (r *result) judgeCount(e harness.Effect, ack *harness.Attempt, seen int, af
 // ackedNoEffect records that a answered 2xx for a write the oracle does not
 // count: "acknowledged, no effect", in every scenario the same words.
 func (r *result) ackedNoEffect(a harness.Attempt, e harness.Effect, after string) {
-	r.replace(report.RuleAckedNoEffect, "acknowledged, no effect: attempt %d answered %d%s, but the oracle counts %d effects for marker %s (want %d)",
-		a.N, a.Status, after, e.Count, e.Marker, e.Want)
+	r.replace(report.RuleAckedNoEffect, "acknowledged, no effect: attempt %d answered %d%s, but the oracle counts %s for marker %s (want %d)",
+		a.N, a.Status, after, nEffects(e.Count), e.Marker, e.Want)
 }
 
 // firstCall judges a, the delivered first call of op whose later steps
@@ -127,7 +127,7 @@ func (r *result) firstCall(a harness.Attempt, marker string) bool {
 	case a.Outcome == harness.OK && is2xx(a.Status) && a.After == 0:
 		r.ackedNoEffect(a, harness.Effect{Marker: marker, Count: 0, Want: 1}, "")
 	case a.Outcome != harness.OK || !is2xx(a.Status) || a.After != 1:
-		r.invalid = fmt.Sprintf("attempt %d: the first call did not succeed once (%s %d, %d effects)", a.N, a.Outcome, a.Status, a.After)
+		r.invalid = fmt.Sprintf("attempt %d: the first call did not succeed once (%s %d, %s)", a.N, a.Outcome, a.Status, nEffects(a.After))
 	default:
 		return true
 	}
@@ -377,4 +377,12 @@ func (tr *trial) amend(n int, f func(*harness.Attempt)) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	f(&tr.attempts[n-1])
+}
+
+// nEffects is n with its noun: "1 effect", "2 effects".
+func nEffects(n int) string {
+	if n == 1 {
+		return "1 effect"
+	}
+	return fmt.Sprintf("%d effects", n)
 }
