@@ -76,12 +76,12 @@ func reconcile(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, 
 					found = &l
 				}
 				if l.After == 0 {
-					res.failf(report.RuleLookupTruth, "the lookup said found for an operation the oracle never counted: a reconcile would stop and lose it (attempt %d, %d effects for marker %s after its answer)", l.N, l.After, op.Marker)
+					res.failf(report.RuleLookupTruth, "the lookup said found for an operation the oracle never counted: a reconcile would stop and lose it (attempt %d, %s for marker %s after its answer)", l.N, report.Plural(l.After, "effect"), op.Marker)
 				}
 			case harness.LookupNotFound:
 				answered++
 				if l.Before >= 1 {
-					res.failf(report.RuleLookupTruth, "the lookup said not found for a committed operation: a reconcile would retry and duplicate (attempt %d, the oracle had counted %d effects for marker %s before it was sent)", l.N, l.Before, op.Marker)
+					res.failf(report.RuleLookupTruth, "the lookup said not found for a committed operation: a reconcile would retry and duplicate (attempt %d, the oracle had counted %s for marker %s before it was sent)", l.N, report.Plural(l.Before, "effect"), op.Marker)
 				}
 			}
 		}
