@@ -58,6 +58,9 @@ type HTTPConfig struct {
 	// Downstream, when set, is the HTTP dependency the tool calls, played
 	// by onceproof (see [Downstreamed]).
 	Downstream *Downstream
+	// Lookup, when set, is how a caller looks an operation up by its
+	// identity after an ambiguous attempt (see [Lookuper]).
+	Lookup *LookupConfig
 }
 
 // HTTPTool is a write tool reached with one HTTP request per attempt. It
@@ -80,6 +83,7 @@ type HTTPTool struct {
 	capture []string
 	oracle  Oracle
 	down    *Downstream
+	lookup  *Lookup
 }
 
 // NewHTTPTool validates c and returns the tool.
@@ -150,6 +154,11 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 	if t.errorBody != nil {
 		if err := t.checkErrorBody(c.Body, c.ErrorBody); err != nil {
 			return nil, ConfigError(c.Name, "http.error_body", err)
+		}
+	}
+	if c.Lookup != nil {
+		if t.lookup, err = newLookup(t, *c.Lookup); err != nil {
+			return nil, err
 		}
 	}
 	return t, nil
@@ -237,6 +246,10 @@ func (t *HTTPTool) ResultIDPointer() string {
 	}
 	return t.resultID.String()
 }
+
+// Lookup implements Lookuper: the tool's lookup, nil when it declares
+// none.
+func (t *HTTPTool) Lookup() *Lookup { return t.lookup }
 
 // URL returns the tool's endpoint.
 func (t *HTTPTool) URL() string { return t.url.String() }

@@ -40,6 +40,13 @@
 //     same on every retry.
 //   - annotations: MCP tools that claim idempotentHint (a second identical
 //     call adds no effect) or readOnlyHint (no effect at all).
+//   - reconcile: tools with a lookup section. 1–3 ambiguous attempts
+//     (committed with the response lost, or failed before the tool), each
+//     followed before any retry by a lookup of the operation by its key:
+//     "found" only for an operation the oracle counts once the answer
+//     arrived, "not found" never for one the oracle counted before it was
+//     sent; "unknown" is allowed, but a trial with only unknown answers
+//     does not count. Then the delivered retry: exactly one effect.
 //
 // Adding a scenario is one file holding its drawer (a function that draws a
 // whole plan and returns the trial that runs it; key_mismatch.go is the

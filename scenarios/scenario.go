@@ -42,6 +42,10 @@ const (
 	// Retention checks that a key is still honoured after drawn delays up
 	// to the declared retention (at most Config.MaxWait).
 	Retention ID = "retention"
+	// Reconcile checks what a tool's lookup says after an ambiguous
+	// attempt: "not found" never for a committed operation, "found" never
+	// for one that did not commit.
+	Reconcile ID = "reconcile"
 )
 
 // drawer draws a whole plan (nothing is drawn while the plan runs) and
@@ -78,6 +82,7 @@ func table() []scenario {
 		{id: DependencyFault, draw: dependencyFault, needs: linked, exclusive: true},
 		{id: Downstream, draw: downstream, needs: downstreamed},
 		{id: Annotations, draw: annotations, needs: hinted},
+		{id: Reconcile, draw: reconcile, needs: lookedUp},
 	}
 }
 
@@ -117,7 +122,8 @@ var ErrNotApplicable = errors.New("scenario not applicable")
 // requires a key, retention for a tool that declares one, crash-restart for
 // tools that can crash, dependency-fault for tools with proxied dependency
 // links, downstream for tools that call a dependency onceproof plays,
-// annotations for tools that claim idempotentHint or readOnlyHint — and
+// annotations for tools that claim idempotentHint or readOnlyHint,
+// reconcile for tools that declare a lookup — and
 // only annotations for a tool that claims to be read-only (it has no effect
 // to make exactly once).
 func Applicable(tool harness.Tool) []ID {

@@ -210,7 +210,7 @@ var mcpArguments = map[string][3]string{
 
 func demoRows(c common) []demoRow {
 	var rows []demoRow
-	for _, kind := range fixtures.Kinds() {
+	for _, kind := range append(fixtures.Kinds(), fixtures.LookupKinds()...) {
 		if fixtures.Slow(kind) {
 			// Its documented failure takes seconds of waiting (retention):
 			// the scenarios tests assert it; the demo stays short.

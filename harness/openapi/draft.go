@@ -130,6 +130,7 @@ func (d *Document) tool(op *Operation, used map[string]bool) spec.ToolDraft {
 	}
 	volatile, volNote := volatileFields(op)
 	t.Optional = append(t.Optional, spec.ContractOptionals(true, profile, volatile, volNote, replayedHeader(op))...)
+	t.Optional = append(t.Optional, spec.LookupOptional(h.URL))
 	where := "the request"
 	if markerAt != "" {
 		where = markerAt

@@ -63,6 +63,17 @@ func Failures() []Failure {
 	return []Failure{FailureTimeout, FailureGaveUp, FailureRefused, FailureReset, FailureEOF, FailureAbandoned, FailureOther}
 }
 
+// LookupAnswer is what a lookup of an operation by its identity said:
+// found, not-found or unknown (no answer, or one that says neither).
+type LookupAnswer string
+
+// The lookup answers.
+const (
+	LookupFound    LookupAnswer = "found"
+	LookupNotFound LookupAnswer = "not-found"
+	LookupUnknown  LookupAnswer = "unknown"
+)
+
 // Setup is what an attempt's fault did to the proxy: Toxics added in
 // order, or, with Disable, the proxy's listener closed.
 type Setup struct {
@@ -122,6 +133,11 @@ type Attempt struct {
 	// idempotency key that outbound attempt carried ("" for none).
 	Link string `json:"link,omitempty"`
 	Key  string `json:"key,omitempty"`
+	// Lookup is set on a lookup of the operation by its identity (the
+	// tool's lookup, asked after an ambiguous attempt): what it answered.
+	// Its Before and After are the oracle's counts before the lookup was
+	// sent and after its answer arrived. "" for every other attempt.
+	Lookup LookupAnswer `json:"lookup,omitempty"`
 	// Before and After are the oracle's Counts for the marker around the
 	// attempt (-1 when not taken, e.g. for overlapping attempts).
 	Before int `json:"before"`
@@ -173,6 +189,9 @@ func (a Attempt) Line() string {
 	}
 	if a.Link != "" {
 		s += fmt.Sprintf(" to=%s key=%s", a.Link, Dash(a.Key))
+	}
+	if a.Lookup != "" {
+		s += " lookup=" + string(a.Lookup)
 	}
 	if a.Status != 0 {
 		s += fmt.Sprintf(" status=%d", a.Status)
@@ -228,16 +247,17 @@ func NewCounterexample(plan, violation string, attempts []Attempt, effects []Eff
 }
 
 // columns says which optional columns an attempt table shows: the
-// replica that served each attempt (a tool that runs as several), and where
+// replica that served each attempt (a tool that runs as several), where
 // an attempt went with the key it carried (a tool whose own outbound calls
-// are recorded).
-type columns struct{ replica, link bool }
+// are recorded), and what a lookup answered (a trial that asked one).
+type columns struct{ replica, link, lookup bool }
 
 func attemptColumns(as []Attempt) columns {
 	var c columns
 	for _, a := range as {
 		c.replica = c.replica || a.Replica > 0
 		c.link = c.link || a.Link != ""
+		c.lookup = c.lookup || a.Lookup != ""
 	}
 	return c
 }
@@ -249,6 +269,9 @@ func (c columns) header() string {
 	}
 	if c.link {
 		s += "to\tkey\t"
+	}
+	if c.lookup {
+		s += "lookup\t"
 	}
 	return s
 }
@@ -268,6 +291,9 @@ func (c columns) cells(a Attempt) string {
 			s += a.Link + "\t" + shortKey(a.Key) + "\t"
 		}
 	}
+	if c.lookup {
+		s += Dash(string(a.Lookup)) + "\t"
+	}
 	return s
 }
 
@@ -280,10 +306,13 @@ func shortKey(k string) string {
 	return k
 }
 
-// LaneNote is what a timeline lane adds to an attempt's label: its replica,
-// or where an outbound attempt went and with which key.
+// LaneNote is what a timeline lane adds to an attempt's label: what a
+// lookup answered, its replica, or where an outbound attempt went and with
+// which key.
 func (a Attempt) LaneNote() string {
 	switch {
+	case a.Lookup != "":
+		return "lookup: " + strings.ReplaceAll(string(a.Lookup), "-", " ")
 	case a.Link != "" && a.Key == "":
 		return "→ " + a.Link + " (no key)"
 	case a.Link != "":

@@ -43,6 +43,11 @@ const (
 	// RuleDownstreamKey: the tool's calls to its provider carried no key, a
 	// different key on a retry, or another operation's key.
 	RuleDownstreamKey Rule = "downstream-key"
+	// RuleLookupTruth: a lookup of an operation by its identity contradicts
+	// the oracle: "not found" for an operation whose commit the oracle had
+	// counted before the lookup was sent, or "found" for one the oracle
+	// never counted.
+	RuleLookupTruth Rule = "lookup-truth"
 )
 
 // AboutAnswers reports whether the rule judges what answers say beyond
@@ -59,5 +64,5 @@ func (r Rule) AboutAnswers() bool {
 // Rules returns every rule, in the order of their declaration.
 func Rules() []Rule {
 	return []Rule{RuleExactlyOnce, RuleAckedNoEffect, RuleStatus, RuleKeyRequired, RuleResult, RuleReplayFidelity,
-		RuleReplayedHeader, RuleErrorReplay, RuleRetention, RuleAnnotation, RuleDownstreamOnce, RuleDownstreamKey}
+		RuleReplayedHeader, RuleErrorReplay, RuleRetention, RuleAnnotation, RuleDownstreamOnce, RuleDownstreamKey, RuleLookupTruth}
 }

@@ -351,6 +351,10 @@ func describe(a report.Attempt) string {
 	if f == "" {
 		f = "no fault"
 	}
+	if a.Lookup != "" {
+		// A lookup of the operation by its identity: what it answered.
+		return fmt.Sprintf("a lookup, %s (onceproof saw: %s %s, %s)", f, a.Outcome, statusText(a.Status), a.Lookup)
+	}
 	return fmt.Sprintf("%s (onceproof saw: %s %s)", f, a.Outcome, statusText(a.Status))
 }
 

@@ -94,3 +94,21 @@ func TestNoRequestNoScript(t *testing.T) {
 		Counterexample: &harness.Counterexample{Plan: "p", Violation: "v"}})
 	require.ErrorIs(t, err, repro.ErrNoEvidence)
 }
+
+// TestScriptSaysWhichAttemptIsALookup: the reproducer of a reconcile
+// failure sends the lookup's own request and says it is one.
+func TestScriptSaysWhichAttemptIsALookup(t *testing.T) {
+	srv, err := fixtures.Start(fixtures.LookupLagging, "127.0.0.1:0", fixtures.Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	tool, err := srv.HTTPTool("lookup-lagging", 2*time.Second)
+	require.NoError(t, err)
+	rep, err := scenarios.Run(context.Background(), tool, scenarios.Config{Scenarios: []scenarios.ID{scenarios.Reconcile}, Checks: 20, Seed: 8, MaxBackoff: 5 * time.Millisecond})
+	require.NoError(t, err)
+	s := rep.Scenarios[0]
+	require.Equal(t, report.Fail, s.Verdict, s.Reason)
+	script, err := repro.Script("lookup-lagging", s)
+	require.NoError(t, err)
+	require.Contains(t, script, "a lookup, no fault (onceproof saw: ok 404, not-found)")
+	require.Contains(t, script, "GET /tickets/by-key/")
+}

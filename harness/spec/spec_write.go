@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -356,6 +357,23 @@ func ContractOptionals(http bool, profile harness.Profile, volatile []string, vo
 		out = append(out, OptionalField{Path: "replayed_header", Value: replayed, Note: note})
 	}
 	return out
+}
+
+// LookupOptional is the lookup section a starter spec offers an HTTP tool
+// whose endpoint is toolURL, commented out: an example lookup by key on
+// the tool's own address, which scenario reconcile asks after every
+// ambiguous attempt.
+func LookupOptional(toolURL string) OptionalField {
+	base := strings.TrimSuffix(toolURL, "/")
+	if u, err := url.Parse(toolURL); err == nil && u.Host != "" {
+		base = strings.TrimSuffix((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String(), "/")
+	}
+	return OptionalField{
+		Path:  "lookup",
+		Value: fmt.Sprintf("{url: %s, found: [200], not_found: [404]}", yamlFlowScalar(base+"/{{.Key}}")),
+		Raw:   true,
+		Note:  "example: how a caller looks an operation up by its key after an ambiguous attempt (scenario reconcile)",
+	}
 }
 
 // writeComment writes text as comment lines at indent.

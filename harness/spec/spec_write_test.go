@@ -298,3 +298,28 @@ func TestContractOptionalsLoad(t *testing.T) {
 		tc.check(t, s.Tools[0].HTTP.Contract)
 	}
 }
+
+// TestLookupOptionalLoads: the lookup a starter spec offers, commented out,
+// loads once uncommented, on the tool's own address and by key.
+func TestLookupOptionalLoads(t *testing.T) {
+	for _, tc := range []struct {
+		reason, url, want string
+	}{
+		{"a plain endpoint", "http://127.0.0.1:8080/tickets", "http://127.0.0.1:8080/tickets/{{.Key}}"},
+		{"a query and a trailing slash are left out", "https://localhost:8443/v1/refunds/?x=1", "https://localhost:8443/v1/refunds/{{.Key}}"},
+	} {
+		td := ToolDraft{Name: "t", Oracle: countOracle, Optional: []OptionalField{LookupOptional(tc.url)},
+			HTTP: &HTTPDraft{URL: tc.url, Body: `{"m":"{{.Marker}}"}`}}
+		var b bytes.Buffer
+		require.NoError(t, Write(&b, Draft{Tools: []ToolDraft{td}}), tc.reason)
+		require.Contains(t, b.String(), "    # lookup: ", tc.reason)
+		text := strings.Replace(b.String(), "    # lookup: ", "    lookup: ", 1)
+		s, err := Parse("draft.yaml", []byte(text))
+		require.NoError(t, err, "%s:\n%s", tc.reason, text)
+		l := s.Tools[0].HTTP.Lookup
+		require.NotNil(t, l, tc.reason)
+		assert.Equal(t, tc.want, l.URL, tc.reason)
+		assert.Equal(t, []int{200}, l.Found, tc.reason)
+		assert.Equal(t, []int{404}, l.NotFound, tc.reason)
+	}
+}

@@ -100,7 +100,10 @@ type counterexample struct {
 	Rule      string
 	// Headers is set when an attempt recorded response headers: the
 	// attempt table gets their column.
-	Headers  bool
+	Headers bool
+	// Lookup is set when an attempt is a lookup: the table gets the
+	// column of what each answered.
+	Lookup   bool
 	Attempts []attemptRow
 	Effects  []effectRow
 	Timeline timeline
@@ -123,6 +126,7 @@ type attemptRow struct {
 	Body     string
 	FullBody string
 	Headers  string
+	Lookup   string
 }
 
 type effectRow struct {
@@ -326,7 +330,9 @@ func buildFailure(t report.ToolReport, s report.ScenarioReport, id string) failu
 				FullBody: a.Body,
 				Body:     trunc(a.Body, 60),
 				Headers:  a.HeaderText(),
+				Lookup:   report.Dash(string(a.Lookup)),
 			}
+			ce.Lookup = ce.Lookup || a.Lookup != ""
 			ce.Headers = ce.Headers || row.Headers != "" && c.Rule.AboutAnswers()
 			ce.Attempts = append(ce.Attempts, row)
 		}
