@@ -58,6 +58,10 @@ type HTTPConfig struct {
 	// Downstream, when set, is the HTTP dependency the tool calls, played
 	// by onceproof (see [Downstreamed]).
 	Downstream *Downstream
+	// LongRunning, when set, says that the write starts an operation that
+	// runs on after the answer, and how its status call reports on it (see
+	// [LongRunning]).
+	LongRunning *LongRunningConfig
 }
 
 // HTTPTool is a write tool reached with one HTTP request per attempt. It
@@ -80,6 +84,7 @@ type HTTPTool struct {
 	capture []string
 	oracle  Oracle
 	down    *Downstream
+	lro     *longRunning
 }
 
 // NewHTTPTool validates c and returns the tool.
@@ -137,6 +142,11 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 			return nil, ConfigError(c.Name, "result_id", err)
 		}
 		t.resultID = &p
+	}
+	if c.LongRunning != nil {
+		if t.lro, err = t.newLongRunning(*c.LongRunning); err != nil {
+			return nil, err
+		}
 	}
 	if t.oracle == nil {
 		return nil, ConfigError(c.Name, "oracle", errors.New("no oracle: the harness cannot count effects without one"))

@@ -42,6 +42,9 @@ const (
 	// Retention checks that a key is still honoured after drawn delays up
 	// to the declared retention (at most Config.MaxWait).
 	Retention ID = "retention"
+	// LongRunning needs a tool whose write starts an operation that a
+	// status call reports on (a long_running section).
+	LongRunning ID = "long-running"
 )
 
 // drawer draws a whole plan (nothing is drawn while the plan runs) and
@@ -78,6 +81,7 @@ func table() []scenario {
 		{id: DependencyFault, draw: dependencyFault, needs: linked, exclusive: true},
 		{id: Downstream, draw: downstream, needs: downstreamed},
 		{id: Annotations, draw: annotations, needs: hinted},
+		{id: LongRunning, draw: longRunning, needs: longRunner},
 	}
 }
 
@@ -117,7 +121,8 @@ var ErrNotApplicable = errors.New("scenario not applicable")
 // requires a key, retention for a tool that declares one, crash-restart for
 // tools that can crash, dependency-fault for tools with proxied dependency
 // links, downstream for tools that call a dependency onceproof plays,
-// annotations for tools that claim idempotentHint or readOnlyHint — and
+// annotations for tools that claim idempotentHint or readOnlyHint,
+// long-running for tools with a long_running section — and
 // only annotations for a tool that claims to be read-only (it has no effect
 // to make exactly once).
 func Applicable(tool harness.Tool) []ID {
@@ -173,6 +178,13 @@ func hinted(tool harness.Tool) error {
 		return errors.New("the tool claims neither idempotentHint nor readOnlyHint")
 	}
 	return nil
+}
+
+func longRunner(tool harness.Tool) error {
+	if l, ok := tool.(harness.LongRunning); !ok || !l.LongRunning() {
+		return errors.New("needs a tool whose write starts a long-running operation (a long_running section)")
+	}
+	return writeTool(tool)
 }
 
 // readOnly reports whether tool claims to have no effects.

@@ -117,6 +117,11 @@ type Attempt struct {
 	// idempotency key that outbound attempt carried ("" for none).
 	Link string `json:"link,omitempty"`
 	Key  string `json:"key,omitempty"`
+	// Poll is set on a status poll of a long-running operation: the state
+	// it read (running, done, failed, not-found, unknown, with the value
+	// the tool gave in parentheses when it differs: "done (succeeded)");
+	// "" for every other attempt.
+	Poll string `json:"poll,omitempty"`
 	// Before and After are the oracle's Counts for the marker around the
 	// attempt (-1 when not taken, e.g. for overlapping attempts).
 	Before int `json:"before"`
@@ -168,6 +173,9 @@ func (a Attempt) Line() string {
 	}
 	if a.Link != "" {
 		s += fmt.Sprintf(" to=%s key=%s", a.Link, Dash(a.Key))
+	}
+	if a.Poll != "" {
+		s += " poll=" + strconv.Quote(a.Poll)
 	}
 	if a.Status != 0 {
 		s += fmt.Sprintf(" status=%d", a.Status)
@@ -223,16 +231,18 @@ func NewCounterexample(plan, violation string, attempts []Attempt, effects []Eff
 }
 
 // columns says which optional columns an attempt table shows: the
-// replica that served each attempt (a tool that runs as several), and where
+// replica that served each attempt (a tool that runs as several), where
 // an attempt went with the key it carried (a tool whose own outbound calls
-// are recorded).
-type columns struct{ replica, link bool }
+// are recorded), and which attempts were status polls and what they read
+// (a long-running tool).
+type columns struct{ replica, link, poll bool }
 
 func attemptColumns(as []Attempt) columns {
 	var c columns
 	for _, a := range as {
 		c.replica = c.replica || a.Replica > 0
 		c.link = c.link || a.Link != ""
+		c.poll = c.poll || a.Poll != ""
 	}
 	return c
 }
@@ -244,6 +254,9 @@ func (c columns) header() string {
 	}
 	if c.link {
 		s += "to\tkey\t"
+	}
+	if c.poll {
+		s += "call\t"
 	}
 	return s
 }
@@ -263,6 +276,13 @@ func (c columns) cells(a Attempt) string {
 			s += a.Link + "\t" + shortKey(a.Key) + "\t"
 		}
 	}
+	if c.poll {
+		if a.Poll != "" {
+			s += "status: " + a.Poll + "\t"
+		} else {
+			s += "trigger\t"
+		}
+	}
 	return s
 }
 
@@ -279,6 +299,8 @@ func shortKey(k string) string {
 // or where an outbound attempt went and with which key.
 func (a Attempt) LaneNote() string {
 	switch {
+	case a.Poll != "":
+		return "status poll: " + a.Poll
 	case a.Link != "" && a.Key == "":
 		return "→ " + a.Link + " (no key)"
 	case a.Link != "":

@@ -43,6 +43,14 @@ const (
 	// RuleDownstreamKey: the tool's calls to its provider carried no key, a
 	// different key on a retry, or another operation's key.
 	RuleDownstreamKey Rule = "downstream-key"
+	// RuleOperationID: the answers to one long-running trigger name
+	// different operations, or a retry after the operation finished
+	// started a new one instead of returning the finished one.
+	RuleOperationID Rule = "operation-id"
+	// RuleStatusPoll: a status poll said an acknowledged operation does
+	// not exist, went from finished back to running, or changed its
+	// finished state.
+	RuleStatusPoll Rule = "status-poll"
 )
 
 // AboutAnswers reports whether the rule judges what answers say beyond
@@ -59,5 +67,6 @@ func (r Rule) AboutAnswers() bool {
 // Rules returns every rule, in the order of their declaration.
 func Rules() []Rule {
 	return []Rule{RuleExactlyOnce, RuleAckedNoEffect, RuleStatus, RuleKeyRequired, RuleResult, RuleReplayFidelity,
-		RuleReplayedHeader, RuleErrorReplay, RuleRetention, RuleAnnotation, RuleDownstreamOnce, RuleDownstreamKey}
+		RuleReplayedHeader, RuleErrorReplay, RuleRetention, RuleAnnotation, RuleDownstreamOnce, RuleDownstreamKey,
+		RuleOperationID, RuleStatusPoll}
 }

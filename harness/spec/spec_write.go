@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -356,6 +357,24 @@ func ContractOptionals(http bool, profile harness.Profile, volatile []string, vo
 		out = append(out, OptionalField{Path: "replayed_header", Value: replayed, Note: note})
 	}
 	return out
+}
+
+// LongRunningOptional is the long_running section a starter spec offers
+// for an HTTP tool whose url is toolURL, commented out on one line: a
+// status call on the tool's host and port naming the operation by
+// {{.OperationID}}, finished when /status says succeeded (example values).
+func LongRunningOptional(toolURL string) OptionalField {
+	base := toolURL
+	if u, err := url.Parse(toolURL); err == nil && u.Host != "" {
+		base = u.Scheme + "://" + u.Host
+	}
+	return OptionalField{
+		Path: "long_running",
+		Value: fmt.Sprintf("{status: {url: %s}, done: {pointer: /status, values: [succeeded], failed: [failed]}}",
+			yamlFlowScalar(base+"/operations/{{.OperationID}}")),
+		Raw:  true,
+		Note: "if the write starts an operation that a status call reports on (example values)",
+	}
 }
 
 // writeComment writes text as comment lines at indent.

@@ -298,3 +298,28 @@ func TestContractOptionalsLoad(t *testing.T) {
 		tc.check(t, s.Tools[0].HTTP.Contract)
 	}
 }
+
+// TestLongRunningOptionalLoads: the long_running section a starter spec
+// writes commented out loads once uncommented, with its status call on the
+// tool's host.
+func TestLongRunningOptionalLoads(t *testing.T) {
+	td := ToolDraft{Name: "t", ResultID: "/id", Oracle: countOracle,
+		HTTP:     &HTTPDraft{URL: "http://127.0.0.1:8080/v1/jobs?x=1", Body: `{"m":"{{.Marker}}"}`},
+		Optional: []OptionalField{LongRunningOptional("http://127.0.0.1:8080/v1/jobs?x=1")}}
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, Draft{Tools: []ToolDraft{td}}))
+	text := b.String()
+	require.Contains(t, text, "    # long_running: {status: ", "written commented out at the tool's level")
+	s, err := Parse("draft.yaml", []byte(text))
+	require.NoError(t, err)
+	assert.Nil(t, s.Tools[0].HTTP.LongRunning, "commented out: not in effect")
+
+	s, err = Parse("draft.yaml", []byte(strings.Replace(text, "    # long_running: ", "    long_running: ", 1)))
+	require.NoError(t, err, text)
+	lr := s.Tools[0].HTTP.LongRunning
+	require.NotNil(t, lr)
+	assert.Equal(t, "http://127.0.0.1:8080/operations/{{.OperationID}}", lr.StatusURL)
+	assert.Equal(t, "/status", lr.State)
+	assert.Equal(t, []string{"succeeded"}, lr.Done)
+	assert.Equal(t, []string{"failed"}, lr.Failed)
+}

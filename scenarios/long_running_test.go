@@ -1,0 +1,72 @@
+package scenarios_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/onceproof/onceproof/fixtures"
+	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/report"
+	"github.com/onceproof/onceproof/scenarios"
+)
+
+// TestLongRunningFixtureVerdicts: each long-running fixture gets exactly
+// its documented verdicts; a failure carries a shrunk counterexample that
+// breaks the rule the kind's bug is about, with the status polls recorded.
+func TestLongRunningFixtureVerdicts(t *testing.T) {
+	setRapid(t, 20, 0)
+	slots := scenarios.NewSlots(scenarios.DefaultParallel())
+	// rules is the rule each kind's long-running failure must name.
+	rules := map[fixtures.Kind][]report.Rule{
+		fixtures.LongRunningRestarts: {report.RuleExactlyOnce, report.RuleOperationID},
+		fixtures.LongRunningForgets:  {report.RuleStatusPoll},
+	}
+	kinds := fixtures.LongRunningKinds()
+	require.Equal(t, []fixtures.Kind{fixtures.LongRunning, fixtures.LongRunningRestarts, fixtures.LongRunningForgets}, kinds)
+	for _, kind := range kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			want := fixtures.Expected(kind)
+			cfg := fast
+			cfg.Slots = slots
+			tool := startFixture(t, kind)
+			cfg.Scenarios = documented(tool, want)
+			require.Len(t, cfg.Scenarios, len(want), "every documented scenario applies")
+			rep := mustRun(t, tool, cfg)
+			require.Empty(t, rep.Error)
+			for _, s := range rep.Scenarios {
+				require.Equal(t, want[s.ID], verdictWord(s.Verdict), "%s × %s: %s\n%v", kind, s.ID, s.Reason, s.Counterexample)
+				if s.Verdict != report.Fail {
+					require.Positive(t, s.ValidTrials, "a pass needs valid trials")
+					continue
+				}
+				c := s.Counterexample
+				require.NotNil(t, c, "a failure carries its evidence")
+				require.NotEmpty(t, c.Attempts)
+				if s.ID != string(scenarios.LongRunning) {
+					continue
+				}
+				assert.Contains(t, rules[kind], c.Rule, "%s: %s", kind, c.Violation)
+				assert.Empty(t, c.Shrink, "the counterexample is the fully shrunk one")
+				var b strings.Builder
+				require.NoError(t, (&report.Report{Tools: []report.ToolReport{rep}}).WriteText(&b))
+				t.Logf("%s:\n%s", kind, b.String())
+				if kind == fixtures.LongRunningForgets {
+					assert.True(t, hasPoll(c.Attempts, string(harness.StateNotFound)), "the poll that found nothing is in the log:\n%s", c.Violation)
+				}
+			}
+		})
+	}
+}
+
+func hasPoll(as []report.Attempt, state string) bool {
+	for _, a := range as {
+		if strings.HasPrefix(a.Poll, state) {
+			return true
+		}
+	}
+	return false
+}
