@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/onceproof/onceproof/harness/report"
 )
 
 // DefaultFinishWithin is how long a long-running operation may take to
@@ -93,6 +95,12 @@ type LongRunning interface {
 // ErrNotLongRunning marks a status poll asked of a tool that declares no
 // long-running operations.
 var ErrNotLongRunning = errors.New("the tool declares no long-running operations")
+
+// ErrStatusCall marks a long_running section the preflight call shows to
+// be wrong: the trigger's answer names no operation, or the status call
+// does not know the operation a plain call just started, or says no state.
+// Judging the tool by it would blame the tool for the spec.
+var ErrStatusCall = errors.New("the status call does not follow the operation")
 
 // longRunning is an HTTPTool's parsed long-running configuration.
 type longRunning struct {
@@ -267,4 +275,38 @@ func (s *Session) Poll(ctx context.Context, op Operation, id string, origin time
 		a.Poll += " (" + st.Value + ")"
 	}
 	return a, st, ctx.Err()
+}
+
+// preflightStatus follows the operation that the preflight call a (of op)
+// started with one status poll: the trigger's answer must name the
+// operation, and the status call must know it and say its state. Nothing
+// to do for a tool that is not long-running.
+func (s *Session) preflightStatus(ctx context.Context, op Operation, a Attempt) error {
+	lr, ok := s.tool.(LongRunning)
+	if !ok || !lr.LongRunning() {
+		return nil
+	}
+	id := lr.OperationID(a)
+	if id == "" {
+		return &FieldError{Field: "long_running.operation_id", Err: fmt.Errorf(
+			"%w: finds no operation id in the 2xx answer of a plain call (%s)", ErrStatusCall, report.Dash(a.Body))}
+	}
+	p, st, err := s.Poll(ctx, op, id, time.Now())
+	if err != nil {
+		return err
+	}
+	switch {
+	case p.Outcome != OK:
+		return fmt.Errorf("%w: tool %s: the status call for operation %q got no response: %s", ErrUnreachable, s.tool.Name(), id, p.Error)
+	case st.State == StateNotFound:
+		return &FieldError{Field: "long_running.status.url", Err: fmt.Errorf(
+			"%w: answered %d for operation %q, which a plain call just started: is the url right?", ErrStatusCall, p.Status, id)}
+	case st.State == StateUnknown && p.Status/100 == 2:
+		return &FieldError{Field: "long_running.done.pointer", Err: fmt.Errorf(
+			"%w: finds no state in the status answer for operation %q (%s)", ErrStatusCall, id, report.Dash(p.Body))}
+	case st.State == StateUnknown:
+		return &FieldError{Field: "long_running.status.url", Err: fmt.Errorf(
+			"%w: answered %d for operation %q, want 2xx with its state (body: %s)", ErrStatusCall, p.Status, id, report.Dash(p.Body))}
+	}
+	return nil
 }

@@ -403,7 +403,9 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 // A result_id pointer that finds nothing in the 2xx answer (of a tool that
 // is not read-only), and an oracle answer of the wrong shape, are errors too (a [*FieldError] naming the
 // field, wrapping ErrOracleShape for the oracle): with them every "same
-// result" check would compare empty values, or no count would be read.
+// result" check would compare empty values, or no count would be read. So
+// is, for a long-running tool, a status call that does not know the
+// operation the call started or says no state (wrapping ErrStatusCall).
 func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error) {
 	op := s.NewOp(1)
 	call, err := s.tool.Prepare(op)
@@ -431,6 +433,11 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 		return a, fmt.Errorf("%w: %w", ErrPreflight, &FieldError{Field: "result_id", Err: fmt.Errorf(
 			"%w: %s finds no value in the 2xx answer of a plain call (%s): every same-result check would compare empty values",
 			ErrResultID, p.ResultIDPointer(), report.Dash(a.Body))})
+	}
+	if !readOnly {
+		if err := s.preflightStatus(ctx, op, a); err != nil {
+			return a, fmt.Errorf("%w: %w", ErrPreflight, err)
+		}
 	}
 	switch {
 	case readOnly:
