@@ -101,25 +101,36 @@ func drawGaps(t *rapid.T, max int, label string) []time.Duration {
 // goes from finished back to running or changes its finished state; and a
 // retry after it finished returns the finished operation, not a new one.
 func longRunning(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, error) {
-	p := lroPlan{seed: drawSeed(t, "payload"), start: rapid.SampledFrom([]string{lroDelivered, lroLost, lroConcurrent}).Draw(t, "start")}
-	switch p.start {
+	p := lroPlan{seed: drawSeed(t, "payload")}
+	// The retry after the operation finished is left out in some plans;
+	// a shrink keeps it (false), before it simplifies the start, so that
+	// the smallest plan of a tool that restarts on retry is the plainest:
+	// delivered, finished, retried.
+	noAgain := rapid.Bool().Draw(t, "no-retry-after-finished")
+	again := drawDelay(t, 0, cfg.MaxBackoff, "delay-retry-after-finished")
+	if !noAgain {
+		p.again = &again
+	}
+	// Every start's parameters are drawn whatever the start, so that a
+	// shrink from one start to another keeps the rest of the plan.
+	mode := rapid.SampledFrom(faults.LoseModes()).Draw(t, "lose")
+	deadline := drawDeadline(t, tool.Timeout(), "deadline")
+	retry := drawDelay(t, 0, cfg.MaxBackoff, "delay-retry")
+	n := rapid.IntRange(2, 4).Draw(t, "triggers")
+	settle := drawDelay(t, 0, cfg.MaxBackoff, "delay-settle")
+	switch p.start = rapid.SampledFrom([]string{lroDelivered, lroLost, lroConcurrent}).Draw(t, "start"); p.start {
 	case lroLost:
-		mode := rapid.SampledFrom(faults.LoseModes()).Draw(t, "lose")
 		p.lost = step{fault: faults.LoseResponse{Mode: mode}}
 		if mode == faults.LoseBlackhole {
-			p.lost.deadline = drawDeadline(t, tool.Timeout(), "deadline")
+			p.lost.deadline = deadline
 		}
-		p.retry = drawDelay(t, 0, cfg.MaxBackoff, "delay-retry")
+		p.retry = retry
 	case lroConcurrent:
-		p.n = rapid.IntRange(2, 4).Draw(t, "triggers")
-		p.settle = drawDelay(t, 0, cfg.MaxBackoff, "delay-settle")
+		p.n, p.settle = n, settle
 	}
 	p.running = drawGaps(t, 3, "poll-running")
 	p.after = drawGaps(t, 2, "poll-after")
-	if rapid.Bool().Draw(t, "retry-after-finished") {
-		d := drawDelay(t, 0, cfg.MaxBackoff, "delay-retry-after-finished")
-		p.again = &d
-	}
+
 	plan := p.String()
 
 	return func(tr *trial) (result, error) {
@@ -137,14 +148,23 @@ func longRunning(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result
 		for _, a := range triggers {
 			w.answer(a)
 		}
-		if w.ack == nil {
-			if res.invalid == "" && res.violation == "" {
-				res.invalid = "no trigger was acknowledged with 2xx: there is no operation to follow"
+		started := 0
+		if res.violation == "" && res.invalid == "" {
+			if started, err = tr.count(op.Marker); err != nil {
+				return res, err
 			}
-			return res, lroCount(tr, &res, op, w.ack)
 		}
-		if err := w.follow(p); err != nil {
-			return res, err
+		switch {
+		case res.violation != "", res.invalid != "", started > 1:
+			// Judged already, not counting (its fault did not fire), or
+			// a second operation started already: only the count is
+			// judged.
+		case w.ack == nil:
+			res.invalid = "no trigger was acknowledged with 2xx: there is no operation to follow"
+		default:
+			if err := w.follow(p); err != nil {
+				return res, err
+			}
 		}
 		return res, lroCount(tr, &res, op, w.ack)
 	}

@@ -351,6 +351,9 @@ func describe(a report.Attempt) string {
 	if f == "" {
 		f = "no fault"
 	}
+	if a.Poll != "" {
+		return fmt.Sprintf("status poll, %s (onceproof saw: %s %s, %s)", f, a.Outcome, statusText(a.Status), a.Poll)
+	}
 	return fmt.Sprintf("%s (onceproof saw: %s %s)", f, a.Outcome, statusText(a.Status))
 }
 
