@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -69,4 +70,19 @@ func hasPoll(as []report.Attempt, state string) bool {
 		}
 	}
 	return false
+}
+
+// TestLongRunningApplies: the long-running scenario runs for a tool with a
+// long_running section, and asking for it of any other is refused, saying
+// what it needs.
+func TestLongRunningApplies(t *testing.T) {
+	id, err := scenarios.ParseID("long-running")
+	require.NoError(t, err)
+	assert.Equal(t, scenarios.LongRunning, id)
+	assert.Contains(t, scenarios.Applicable(startFixture(t, fixtures.LongRunning)), scenarios.LongRunning)
+	plain := startFixture(t, fixtures.Correct)
+	assert.NotContains(t, scenarios.Applicable(plain), scenarios.LongRunning, "no long_running section")
+	_, err = scenarios.Run(context.Background(), plain, scenarios.Config{Scenarios: []scenarios.ID{scenarios.LongRunning}})
+	require.ErrorIs(t, err, scenarios.ErrNotApplicable)
+	assert.ErrorContains(t, err, "long_running section")
 }
