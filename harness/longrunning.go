@@ -27,14 +27,20 @@ type LongRunningConfig struct {
 	StatusMethod string
 	// StatusURL is the status call's URL, a template that names the
 	// operation with {{.OperationID}} (the id the trigger's answer gave)
-	// or {{.Key}}. It must be on the tool's host and port: status calls go
-	// through the tool's fault proxy.
+	// or {{.Key}}, resolved against the tool's URL (so "{{.OperationID}}"
+	// alone follows a Location header). It must be on the tool's host and
+	// port: status calls go through the tool's fault proxy.
 	StatusURL string
 	// StatusHeaders are sent with every status call; values are templates.
 	StatusHeaders map[string]string
 	// OperationID is a JSON pointer into the trigger's 2xx answer to the
-	// operation's id; "" means the tool's ResultID.
+	// operation's id; "" means the tool's ResultID, unless
+	// OperationIDHeader is set.
 	OperationID string
+	// OperationIDHeader, when set, is the response header of the
+	// trigger's 2xx answer whose value is the operation's id (Location,
+	// Operation-Location).
+	OperationIDHeader string
 	// State is a JSON pointer into a status answer to the operation's
 	// state; a state among Done has finished, one among Failed has ended in
 	// failure (finished too), any other is still running.
@@ -108,6 +114,7 @@ type longRunning struct {
 	url          *Template
 	headers      map[string]*Template
 	operationID  Pointer
+	idHeader     string
 	state        Pointer
 	done, failed []string
 	within       time.Duration
@@ -137,16 +144,8 @@ func (t *HTTPTool) newLongRunning(c LongRunningConfig) (*longRunning, error) {
 		}
 		lr.headers[k] = tpl
 	}
-	idPtr := c.OperationID
-	field := "long_running.operation_id"
-	if idPtr == "" {
-		idPtr, field = t.ResultIDPointer(), "result_id"
-	}
-	if idPtr == "" {
-		return nil, ConfigError(t.name, "long_running.operation_id", errors.New("no pointer to the operation id: set operation_id (or result_id) to where the trigger's answer names the operation"))
-	}
-	if lr.operationID, err = ParsePointer(idPtr); err != nil {
-		return nil, ConfigError(t.name, field, err)
+	if err := t.operationID(lr, c); err != nil {
+		return nil, err
 	}
 	if lr.state, err = ParsePointer(c.State); err != nil || c.State == "" {
 		if err == nil {
@@ -163,7 +162,11 @@ func (t *HTTPTool) newLongRunning(c LongRunningConfig) (*longRunning, error) {
 		}
 	}
 	// The status call goes through the tool's proxy: same scheme and host.
-	u, err := lr.statusURL(Operation{ID: "op-check", Key: "key-check", Marker: "marker-check", Seed: 1}, "operation-check")
+	check := "operation-check"
+	if lr.idHeader != "" {
+		check = "/operation-check" // a header's id may be a path
+	}
+	u, err := lr.statusURL(t.url, Operation{ID: "op-check", Key: "key-check", Marker: "marker-check", Seed: 1}, check)
 	if err != nil {
 		return nil, ConfigError(t.name, "long_running.status.url", err)
 	}
@@ -173,17 +176,46 @@ func (t *HTTPTool) newLongRunning(c LongRunningConfig) (*longRunning, error) {
 	return lr, nil
 }
 
-// statusURL renders the status URL for op and id.
-func (lr *longRunning) statusURL(op Operation, id string) (*url.URL, error) {
+// operationID sets where lr reads the operation's id: a header, or a
+// pointer (operation_id, else result_id).
+func (t *HTTPTool) operationID(lr *longRunning, c LongRunningConfig) error {
+	if c.OperationIDHeader != "" {
+		if c.OperationID != "" {
+			return ConfigError(t.name, "long_running.operation_id_header", errors.New("operation_id names the operation too: keep one"))
+		}
+		lr.idHeader = http.CanonicalHeaderKey(c.OperationIDHeader)
+		if !slices.Contains(t.capture, lr.idHeader) {
+			t.capture = append(t.capture, lr.idHeader)
+		}
+		return nil
+	}
+	idPtr := c.OperationID
+	field := "long_running.operation_id"
+	if idPtr == "" {
+		idPtr, field = t.ResultIDPointer(), "result_id"
+	}
+	if idPtr == "" {
+		return ConfigError(t.name, "long_running.operation_id", errors.New("no pointer to the operation id: set operation_id (or result_id) to where the trigger's answer names the operation, or operation_id_header"))
+	}
+	var err error
+	if lr.operationID, err = ParsePointer(idPtr); err != nil {
+		return ConfigError(t.name, field, err)
+	}
+	return nil
+}
+
+// statusURL renders the status URL for op and id, resolved against base
+// (the tool's URL).
+func (lr *longRunning) statusURL(base *url.URL, op Operation, id string) (*url.URL, error) {
 	s, err := lr.url.RenderOperation(op, id)
 	if err != nil {
 		return nil, err
 	}
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
+	if err != nil {
 		return nil, fmt.Errorf("url %q: want http://host:port/path", s)
 	}
-	return u, nil
+	return base.ResolveReference(u), nil
 }
 
 // LongRunning implements [LongRunning].
@@ -191,10 +223,22 @@ func (t *HTTPTool) LongRunning() bool { return t.lro != nil }
 
 // OperationID implements [LongRunning].
 func (t *HTTPTool) OperationID(trigger Attempt) string {
-	if t.lro == nil || trigger.Outcome != OK || trigger.Status/100 != 2 {
+	switch {
+	case t.lro == nil, trigger.Outcome != OK, trigger.Status/100 != 2:
 		return ""
+	case t.lro.idHeader != "":
+		return trigger.Headers[t.lro.idHeader]
 	}
 	return ReadResultID(t.lro.operationID, trigger.Response)
+}
+
+// operationIDHeader is the header the operation's id is read from ("" for
+// a pointer into the body).
+func (t *HTTPTool) operationIDHeader() string {
+	if t.lro == nil {
+		return ""
+	}
+	return t.lro.idHeader
 }
 
 // FinishWithin implements [LongRunning].
@@ -211,9 +255,12 @@ func (t *HTTPTool) PrepareStatus(op Operation, id string) (*Call, error) {
 	if t.lro == nil {
 		return nil, fmt.Errorf("tool %s: %w", t.name, ErrNotLongRunning)
 	}
-	u, err := t.lro.statusURL(op, id)
+	u, err := t.lro.statusURL(t.url, op, id)
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: status url: %w", t.name, err)
+	}
+	if u.Scheme != t.url.Scheme || u.Host != t.url.Host {
+		return nil, fmt.Errorf("tool %s: %w: the status url %s is not on the tool's %s://%s (status calls go through the tool's fault proxy)", t.name, ErrStatusCall, u, t.url.Scheme, t.url.Host)
 	}
 	var hdr bytes.Buffer
 	target := u.RequestURI()
@@ -288,10 +335,17 @@ func (s *Session) preflightStatus(ctx context.Context, op Operation, a Attempt) 
 	}
 	id := lr.OperationID(a)
 	if id == "" {
-		return &FieldError{Field: "long_running.operation_id", Err: fmt.Errorf(
-			"%w: finds no operation id in the 2xx answer of a plain call (%s)", ErrStatusCall, report.Dash(a.Body))}
+		field, where := "long_running.operation_id", "the 2xx answer"
+		if h, ok := s.tool.(interface{ operationIDHeader() string }); ok && h.operationIDHeader() != "" {
+			field, where = "long_running.operation_id_header", "the "+h.operationIDHeader()+" header of the 2xx answer"
+		}
+		return &FieldError{Field: field, Err: fmt.Errorf(
+			"%w: finds no operation id in %s of a plain call (%s)", ErrStatusCall, where, report.Dash(a.Body))}
 	}
 	p, st, err := s.Poll(ctx, op, id, time.Now())
+	if errors.Is(err, ErrStatusCall) {
+		return &FieldError{Field: "long_running.status.url", Err: err}
+	}
 	if err != nil {
 		return err
 	}

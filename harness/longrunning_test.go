@@ -18,7 +18,8 @@ import (
 	"github.com/onceproof/onceproof/faults"
 )
 
-// jobServer is a long-running tool: POST /jobs answers 202 {"id":"j-N"},
+// jobServer is a long-running tool: POST /jobs answers 202 {"id":"j-N"}
+// with Location: /jobs/j-N,
 // GET /jobs/j-N says {"state":"running"} for its first poll and
 // {"state":"done"} after; GET /count?marker= counts the started jobs.
 func jobServer(t *testing.T) *httptest.Server {
@@ -33,6 +34,7 @@ func jobServer(t *testing.T) *httptest.Server {
 		case r.URL.Path == "/jobs":
 			b, _ := io.ReadAll(r.Body)
 			bodies = append(bodies, string(b))
+			w.Header().Set("Location", fmt.Sprintf("/jobs/j-%d", len(bodies)))
 			w.WriteHeader(http.StatusAccepted)
 			fmt.Fprintf(w, `{"id":"j-%d","job":{"name":"j-%d"}}`, len(bodies), len(bodies))
 		case strings.HasPrefix(r.URL.Path, "/jobs/j-"):
@@ -93,6 +95,10 @@ func TestNewHTTPToolLongRunningErrors(t *testing.T) {
 		{"no state pointer", func(c *HTTPConfig) { c.LongRunning.State = "" }, "long_running.done.pointer"},
 		{"no done values", func(c *HTTPConfig) { c.LongRunning.Done = nil }, "long_running.done.values"},
 		{"a value both done and failed", func(c *HTTPConfig) { c.LongRunning.Failed = []string{"done"} }, "long_running.done.failed"},
+		{"an id from a header and a pointer", func(c *HTTPConfig) { c.LongRunning.OperationIDHeader, c.LongRunning.OperationID = "Location", "/id" }, "long_running.operation_id_header"},
+		{"a header's id resolved to another host", func(c *HTTPConfig) {
+			c.LongRunning.OperationIDHeader, c.LongRunning.StatusURL = "Location", "//127.0.0.2{{.OperationID}}"
+		}, "long_running.status.url"},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			c := jobConfig(t, srv, goodJobs(srv))
@@ -149,6 +155,20 @@ func TestPrepareStatusAndReadStatus(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, tool.ReadStatus(tc.a), tc.reason)
 	}
+	byHeader := goodJobs(srv)
+	byHeader.OperationIDHeader, byHeader.StatusURL = "Location", "{{.OperationID}}"
+	htool, err := NewHTTPTool(jobConfig(t, srv, byHeader))
+	require.NoError(t, err)
+	assert.Equal(t, "/jobs/j-3", htool.OperationID(Attempt{Outcome: OK, Status: 202, Headers: map[string]string{"Location": "/jobs/j-3"}}))
+	call, err = htool.PrepareStatus(op, "/jobs/j-3")
+	require.NoError(t, err)
+	assert.Equal(t, "GET /jobs/j-3", call.Summary, "resolved against the tool's url")
+	call, err = htool.PrepareStatus(op, srv.URL+"/jobs/j-4")
+	require.NoError(t, err)
+	assert.Equal(t, "GET /jobs/j-4", call.Summary, "an absolute url on the tool's host")
+	_, err = htool.PrepareStatus(op, "http://127.0.0.2:9/jobs/j-3")
+	assert.ErrorIs(t, err, ErrStatusCall, "never past the proxy")
+
 	assert.True(t, StateDone.Finished())
 	assert.True(t, StateFailed.Finished())
 	assert.False(t, StateRunning.Finished())
@@ -211,6 +231,13 @@ func TestPreflightFollowsTheOperation(t *testing.T) {
 		{"a status url that answers something without a state", func(lr *LongRunningConfig) { lr.StatusURL = srv.URL + "/count?op={{.OperationID}}" }, "long_running.done.pointer"},
 		{"a state pointer that finds nothing", func(lr *LongRunningConfig) { lr.State = "/status" }, "long_running.done.pointer"},
 		{"an operation id pointer that finds nothing", func(lr *LongRunningConfig) { lr.OperationID = "/operation" }, "long_running.operation_id"},
+		{"a Location header that names the operation, followed as it is", func(lr *LongRunningConfig) {
+			lr.OperationIDHeader, lr.StatusURL = "location", "{{.OperationID}}"
+		}, ""},
+		{"a relative status url", func(lr *LongRunningConfig) { lr.StatusURL = "/jobs/{{.OperationID}}" }, ""},
+		{"a header the answer does not have", func(lr *LongRunningConfig) {
+			lr.OperationIDHeader, lr.StatusURL = "Operation-Location", "{{.OperationID}}"
+		}, "long_running.operation_id_header"},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			lr := goodJobs(srv)

@@ -86,3 +86,36 @@ func TestLongRunningApplies(t *testing.T) {
 	require.ErrorIs(t, err, scenarios.ErrNotApplicable)
 	assert.ErrorContains(t, err, "long_running section")
 }
+
+// TestLongRunningByLocation: a status call that follows the trigger's
+// Location header as it is judges like one built from the body's id.
+func TestLongRunningByLocation(t *testing.T) {
+	for _, tc := range []struct {
+		kind fixtures.Kind
+		want report.Verdict
+	}{
+		{fixtures.LongRunning, report.Pass},
+		{fixtures.LongRunningForgets, report.Fail},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			srv, err := fixtures.Start(tc.kind, "127.0.0.1:0", fixtures.Options{})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = srv.Close() })
+			c, err := srv.HTTPConfig(string(tc.kind), fastTimeout)
+			require.NoError(t, err)
+			c.LongRunning.OperationIDHeader, c.LongRunning.StatusURL = "Location", "{{.OperationID}}"
+			tool, err := harness.NewHTTPTool(c)
+			require.NoError(t, err)
+			cfg := fast
+			cfg.Scenarios, cfg.Checks = []scenarios.ID{scenarios.LongRunning}, 10
+			rep := mustRun(t, tool, cfg)
+			require.Empty(t, rep.Error)
+			s := rep.Scenarios[0]
+			require.Equal(t, tc.want, s.Verdict, s.Reason)
+			if tc.want == report.Fail {
+				assert.Equal(t, report.RuleStatusPoll, s.Counterexample.Rule)
+				assert.Contains(t, s.Reason, `operation "/operations/t-`)
+			}
+		})
+	}
+}

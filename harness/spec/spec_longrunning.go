@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,7 +14,7 @@ import (
 
 // The fields of a tool's long_running section and of its parts.
 var (
-	longRunningFields = []string{"status", "operation_id", "done", "within"}
+	longRunningFields = []string{"status", "operation_id", "operation_id_header", "done", "within"}
 	statusFields      = []string{"method", "url", "headers"}
 	doneFields        = []string{"pointer", "values", "failed"}
 )
@@ -34,8 +35,10 @@ func (d toolDecoder) longRunning(f field) {
 		d.errorf(f.line, f.path, "long-running operations are followed for http tools (an MCP tool has no status call)")
 	}
 	c := &harness.LongRunningConfig{StatusMethod: http.MethodGet}
+	var uf field
+	hasURL := false
 	if sf, ok := d.need(fs, "status", "the status call: {url: http://host:port/operations/{{.OperationID}}}"); ok {
-		d.statusCall(sf, c)
+		uf, hasURL = d.statusCall(sf, c)
 	}
 	if pf, ok := d.get(fs, "operation_id"); ok {
 		if s, ok := d.str(pf); ok {
@@ -45,8 +48,23 @@ func (d toolDecoder) longRunning(f field) {
 			c.OperationID = s
 		}
 	}
+	if hf, ok := d.get(fs, "operation_id_header"); ok {
+		if s, ok := d.str(hf); ok {
+			switch {
+			case !isToken(s):
+				d.errorf(hf.line, hf.path, "bad header name %q: want the header of the trigger's answer that names the operation, e.g. Location", s)
+			case fs.has("operation_id"):
+				d.errorf(hf.line, hf.path, "operation_id names the operation too: keep one")
+			}
+			c.OperationIDHeader = s
+		}
+	}
 	if df, ok := d.need(fs, "done", "what a finished operation's status says: {pointer: /status, values: [succeeded]}"); ok {
 		d.done(df, c)
+	}
+	if hasURL {
+		// Checked once the id's source is known: a header's may be a path.
+		d.statusURL(uf, c.StatusURL, c.OperationIDHeader != "")
 	}
 	if wf, ok := d.get(fs, "within"); ok {
 		if v, ok := d.duration(wf, false, MaxFinishWithin); ok {
@@ -56,11 +74,12 @@ func (d toolDecoder) longRunning(f field) {
 	d.t.HTTP.LongRunning = c
 }
 
-// statusCall decodes long_running.status.
-func (d toolDecoder) statusCall(f field, c *harness.LongRunningConfig) {
+// statusCall decodes long_running.status; it returns the url field when
+// it is a string, for statusURL to check.
+func (d toolDecoder) statusCall(f field, c *harness.LongRunningConfig) (urlField field, hasURL bool) {
 	fs, ok := d.mapping(f, statusFields)
 	if !ok {
-		return
+		return field{}, false
 	}
 	if mf, ok := d.get(fs, "method"); ok {
 		if s, ok := d.str(mf); ok {
@@ -70,10 +89,9 @@ func (d toolDecoder) statusCall(f field, c *harness.LongRunningConfig) {
 			c.StatusMethod = s
 		}
 	}
-	if uf, ok := d.need(fs, "url", "the status call's URL, naming the operation: http://host:port/operations/{{.OperationID}}"); ok {
-		if s, ok := d.str(uf); ok {
-			c.StatusURL = s
-			d.statusURL(uf, s)
+	if uf, found := d.need(fs, "url", "the status call's URL, naming the operation: http://host:port/operations/{{.OperationID}}"); found {
+		if s, isStr := d.str(uf); isStr {
+			c.StatusURL, urlField, hasURL = s, uf, true
 		}
 	}
 	if hf, ok := d.get(fs, "headers"); ok {
@@ -93,11 +111,14 @@ func (d toolDecoder) statusCall(f field, c *harness.LongRunningConfig) {
 			}
 		}
 	}
+	return urlField, hasURL
 }
 
 // statusURL checks the status URL template s: it parses, names the
-// operation, and (rendered) is on the tool's scheme, host and port.
-func (d toolDecoder) statusURL(f field, s string) {
+// operation, and (rendered, resolved against the tool's url) is on the
+// tool's scheme, host and port. byHeader says the operation's id comes
+// from a header (it may be a path: "{{.OperationID}}" alone follows it).
+func (d toolDecoder) statusURL(f field, s string, byHeader bool) {
 	tpl, err := harness.ParseTemplate("status url", s)
 	if err != nil {
 		d.errorf(f.line, f.path, "%v", err)
@@ -107,20 +128,30 @@ func (d toolDecoder) statusURL(f field, s string) {
 		d.errorf(f.line, f.path, "names no operation: use {{.OperationID}} (the id the trigger's answer gave) or {{.Key}}")
 		return
 	}
-	rendered, err := tpl.RenderOperation(checkOp, "operation-check")
+	id := "operation-check"
+	if byHeader {
+		id = "/operation-check"
+	}
+	rendered, err := tpl.RenderOperation(checkOp, id)
 	if err != nil {
 		d.errorf(f.line, f.path, "%v", err)
 		return
 	}
-	if msg := checkURL(rendered); msg != "" {
+	tool, err := url.Parse(d.t.HTTP.URL)
+	if d.t.HTTP.URL == "" || err != nil || checkURL(d.t.HTTP.URL) != "" {
+		return // the tool's url has its own error
+	}
+	ref, err := url.Parse(rendered)
+	if err != nil {
+		d.errorf(f.line, f.path, "bad URL %q: %v", rendered, errors.Unwrap(err))
+		return
+	}
+	resolved := tool.ResolveReference(ref)
+	if msg := checkURL(resolved.String()); msg != "" {
 		d.errorf(f.line, f.path, "%s", msg)
 		return
 	}
-	tool, err := url.Parse(d.t.HTTP.URL)
-	if d.t.HTTP.URL == "" || err != nil {
-		return // the tool's url has its own error
-	}
-	if u, _ := url.Parse(rendered); u.Scheme != tool.Scheme || u.Host != tool.Host {
+	if resolved.Scheme != tool.Scheme || resolved.Host != tool.Host {
 		d.errorf(f.line, f.path, "not on the tool's %s://%s: status calls go through the tool's fault proxy", tool.Scheme, tool.Host)
 	}
 }

@@ -559,8 +559,8 @@ func summarize(s *Spec) string {
 			fmt.Fprintf(&b, "  error body %q\n", c.ErrorBody)
 		}
 		if l := c.LongRunning; l != nil {
-			fmt.Fprintf(&b, "  long-running: status %s %s headers %v, operation id %q, state %s done %v failed %v, within %s\n",
-				l.StatusMethod, l.StatusURL, l.StatusHeaders, l.OperationID, l.State, l.Done, l.Failed, l.FinishWithin)
+			fmt.Fprintf(&b, "  long-running: status %s %s headers %v, operation id %q header %q, state %s done %v failed %v, within %s\n",
+				l.StatusMethod, l.StatusURL, l.StatusHeaders, l.OperationID, l.OperationIDHeader, l.State, l.Done, l.Failed, l.FinishWithin)
 		}
 	}
 	return b.String()
