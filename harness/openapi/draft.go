@@ -132,8 +132,9 @@ func (d *Document) tool(op *Operation, used map[string]bool) spec.ToolDraft {
 	volatile, volNote := volatileFields(op)
 	t.Optional = append(t.Optional, spec.ContractOptionals(true, profile, volatile, volNote, replayedHeader(op))...)
 	if op.Class == LongRunning {
-		// The status call the long-running scenario polls (example values).
-		t.Optional = append(t.Optional, spec.LongRunningOptional(h.URL))
+		// The status call the long-running scenario polls: the link the
+		// answer declares, or example values.
+		t.Optional = append(t.Optional, spec.LongRunningOptional(h.URL, op.status.header, op.status.pointer))
 	}
 	where := "the request"
 	if markerAt != "" {
