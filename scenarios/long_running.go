@@ -166,7 +166,7 @@ func longRunning(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result
 				return res, err
 			}
 		}
-		return res, lroCount(tr, &res, op, w.ack)
+		return res, lroCount(tr, &res, op, w)
 	}
 }
 
@@ -246,14 +246,15 @@ func lroTogether(tr *trial, res *result, p lroPlan, call *harness.Call) ([]harne
 	return append(attempts, settle), err
 }
 
-// lroCount judges the number of operations started: exactly one.
-func lroCount(tr *trial, res *result, op harness.Operation, ack *harness.Attempt) error {
+// lroCount judges the number of operations started: exactly one. A count
+// above says which answer named another operation, when one did.
+func lroCount(tr *trial, res *result, op harness.Operation, w *lroWatch) error {
 	e, err := tr.effect(op.Marker, 1)
 	if err != nil {
 		return err
 	}
 	res.effects = []harness.Effect{e}
-	res.judgeCount(e, ack, tr.seen(), "")
+	res.judgeCount(e, w.ack, tr.seen(), w.other)
 	return nil
 }
 
@@ -272,6 +273,16 @@ type lroWatch struct {
 	// before), and its reading.
 	finished *harness.Attempt
 	final    harness.OperationStatus
+	// other says which answer named another operation (" (attempt 6
+	// answered with operation ...)"), "" while none did.
+	other string
+}
+
+// renamed records that attempt n answered with operation id, not w.id.
+func (w *lroWatch) renamed(n int, id string) {
+	if w.other == "" {
+		w.other = fmt.Sprintf(" (attempt %d answered with operation %q, attempt %d with %q)", n, id, w.ack.N, w.id)
+	}
 }
 
 // answer judges a trigger's attempt: a 2xx answer must name an operation,
@@ -287,6 +298,7 @@ func (w *lroWatch) answer(a harness.Attempt) {
 	case w.ack == nil:
 		w.ack, w.id = acked(a), id
 	case id != w.id:
+		w.renamed(a.N, id)
 		w.res.failf(report.RuleOperationID, "attempt %d: the trigger answered with operation %q, attempt %d with %q: one key must name one operation", a.N, id, w.ack.N, w.id)
 	}
 }
@@ -377,6 +389,7 @@ func (w *lroWatch) polls(p lroPlan) error {
 	}
 	id := w.lr.OperationID(retry)
 	if id != w.id {
+		w.renamed(retry.N, id)
 		w.res.failf(report.RuleOperationID, "attempt %d: a retry of the trigger after operation %q finished (attempt %d) answered with operation %q: it must return the finished operation, not start a new one", retry.N, w.id, w.finished.N, id)
 		return nil
 	}
