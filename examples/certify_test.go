@@ -13,6 +13,7 @@ import (
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
 	"github.com/onceproof/onceproof/harness/container"
+	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/harness/spec"
 	"github.com/onceproof/onceproof/scenarios"
 )
@@ -66,4 +67,38 @@ func TestToolBuiltInCode(t *testing.T) {
 	})
 	require.NoError(t, err)
 	scenarios.Certify(t, tool, scenarios.Config{MaxBackoff: 20 * time.Millisecond})
+}
+
+// TestLongRunningFromSpec certifies a long-running tool from its spec: the
+// long-running fixture passes the long-running scenario, and the same spec
+// in front of the fixture whose status endpoint forgets finished operations
+// fails it.
+func TestLongRunningFromSpec(t *testing.T) {
+	for _, tc := range []struct {
+		kind fixtures.Kind
+		want report.Verdict
+	}{
+		{fixtures.LongRunning, report.Pass},
+		{fixtures.LongRunningForgets, report.Fail},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			srv, err := fixtures.Start(tc.kind, "127.0.0.1:0", fixtures.Options{})
+			require.NoError(t, err)
+			defer srv.Close()
+			src, err := os.ReadFile("long-running.yaml")
+			require.NoError(t, err)
+			path := filepath.Join(t.TempDir(), "long-running.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(strings.ReplaceAll(string(src), "127.0.0.1:8080", srv.Addr())), 0o644))
+			sp, err := spec.Load(path)
+			require.NoError(t, err)
+			tool, stop, err := sp.Tools[0].Start(context.Background(), container.EnvOptions{})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = stop(context.Background()) })
+			rep, err := scenarios.Run(context.Background(), tool, scenarios.Config{
+				Scenarios: []scenarios.ID{scenarios.LongRunning}, Checks: 10, MaxBackoff: 20 * time.Millisecond})
+			require.NoError(t, err)
+			require.Len(t, rep.Scenarios, 1)
+			require.Equal(t, tc.want, rep.Scenarios[0].Verdict, rep.Scenarios[0].Reason)
+		})
+	}
 }

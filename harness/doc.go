@@ -4,7 +4,8 @@
 // The nouns: an [Operation] is one logical intent with a stable idempotency
 // key and a unique marker; a [Call] is that operation rendered for a [Tool]
 // (the contract every transport implements, with optional capabilities
-// such as [Crasher], [Linked], [Hinted], [Refuser], [Lookuper]); an attempt is one
+// such as [Crasher], [Linked], [Hinted], [Refuser], [Lookuper],
+// [LongRunning]); an attempt is one
 // transmission of a call on a connection the harness owns, with a
 // three-valued [Outcome] and, when it got no answer, a typed failure and
 // the phase its fault struck in; an [Oracle] counts the effects that carry
@@ -14,7 +15,8 @@
 // [Targeted] methods). A [Session] ties a tool to its proxy, checks with
 // [Session.Preflight] that the tool and oracle agree before anything is
 // judged, and records every attempt, the lookups of an operation by its
-// identity ([Session.Lookup]) among them. [HTTPTool] is the HTTP transport.
+// identity ([Session.Lookup]) and a long-running tool's status polls
+// ([Session.Poll]) among them. [HTTPTool] is the HTTP transport.
 //
 // Constructors report a bad configuration as a [*FieldError] naming the
 // field at fault ([ConfigError]), so a caller locates it without reading

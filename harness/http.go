@@ -61,6 +61,10 @@ type HTTPConfig struct {
 	// Lookup, when set, is how a caller looks an operation up by its
 	// identity after an ambiguous attempt (see [Lookuper]).
 	Lookup *LookupConfig
+	// LongRunning, when set, says that the write starts an operation that
+	// runs on after the answer, and how its status call reports on it (see
+	// [LongRunning]).
+	LongRunning *LongRunningConfig
 }
 
 // HTTPTool is a write tool reached with one HTTP request per attempt. It
@@ -84,6 +88,7 @@ type HTTPTool struct {
 	oracle  Oracle
 	down    *Downstream
 	lookup  *Lookup
+	lro     *longRunning
 }
 
 // NewHTTPTool validates c and returns the tool.
@@ -141,6 +146,11 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 			return nil, ConfigError(c.Name, "result_id", err)
 		}
 		t.resultID = &p
+	}
+	if c.LongRunning != nil {
+		if t.lro, err = t.newLongRunning(*c.LongRunning); err != nil {
+			return nil, err
+		}
 	}
 	if t.oracle == nil {
 		return nil, ConfigError(c.Name, "oracle", errors.New("no oracle: the harness cannot count effects without one"))

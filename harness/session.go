@@ -365,6 +365,12 @@ func (s *Session) Ready(ctx context.Context) error {
 // Do arms fault (nil for none), makes one attempt and disarms it. It counts
 // the marker's effects before and after.
 func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin time.Time, giveUp GiveUp) (Attempt, error) {
+	return s.do(ctx, call, fault, origin, giveUp, nil)
+}
+
+// do is Do that calls answered (when not nil) with the attempt as soon as
+// it ended, before the oracle counts again.
+func (s *Session) do(ctx context.Context, call *Call, fault faults.Fault, origin time.Time, giveUp GiveUp, answered func(Attempt)) (Attempt, error) {
 	if err := s.Ready(ctx); err != nil {
 		return Attempt{}, err
 	}
@@ -387,6 +393,9 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 		}
 		RecordFault(&a, fault)
 	}
+	if answered != nil {
+		answered(a)
+	}
 	a.Before = before
 	if a.After, err = s.Count(ctx, call.Op.Marker); err != nil {
 		return a, err
@@ -403,14 +412,23 @@ func (s *Session) Do(ctx context.Context, call *Call, fault faults.Fault, origin
 // A result_id pointer that finds nothing in the 2xx answer (of a tool that
 // is not read-only), and an oracle answer of the wrong shape, are errors too (a [*FieldError] naming the
 // field, wrapping ErrOracleShape for the oracle): with them every "same
-// result" check would compare empty values, or no count would be read.
+// result" check would compare empty values, or no count would be read. So
+// is, for a long-running tool, a status call that does not know the
+// operation the call started or says no state (wrapping ErrStatusCall).
 func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error) {
 	op := s.NewOp(1)
 	call, err := s.tool.Prepare(op)
 	if err != nil {
 		return Attempt{}, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
-	a, err := s.Do(ctx, call, nil, time.Now(), GiveUp{})
+	// A long-running tool's operation is polled as soon as the call is
+	// answered (before it may have finished), and judged below.
+	var statusErr error
+	a, err := s.do(ctx, call, nil, time.Now(), GiveUp{}, func(a Attempt) {
+		if !readOnly && a.Outcome == OK && a.Status/100 == 2 {
+			statusErr = s.preflightStatus(ctx, op, a)
+		}
+	})
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return a, fmt.Errorf("%w: %w", ErrPreflight, context.Cause(ctx))
@@ -431,6 +449,9 @@ func (s *Session) Preflight(ctx context.Context, readOnly bool) (Attempt, error)
 		return a, fmt.Errorf("%w: %w", ErrPreflight, &FieldError{Field: "result_id", Err: fmt.Errorf(
 			"%w: %s finds no value in the 2xx answer of a plain call (%s): every same-result check would compare empty values",
 			ErrResultID, p.ResultIDPointer(), report.Dash(a.Body))})
+	}
+	if statusErr != nil {
+		return a, fmt.Errorf("%w: %w", ErrPreflight, statusErr)
 	}
 	switch {
 	case readOnly:

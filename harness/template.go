@@ -12,14 +12,16 @@ import (
 )
 
 // TemplateData is what request and oracle templates see: {{.Marker}},
-// {{.Key}}, {{.Op}}, {{.Int 1 500}} and {{.Pick "a" "b"}}. The helpers draw
-// from the operation's seed, so rendering an operation twice gives the same
-// bytes.
+// {{.Key}}, {{.Op}}, {{.Int 1 500}} and {{.Pick "a" "b"}}, and in a
+// long-running tool's status call {{.OperationID}} (the operation the
+// trigger's answer named; "" elsewhere). The helpers draw from the
+// operation's seed, so rendering an operation twice gives the same bytes.
 type TemplateData struct {
-	Marker string
-	Key    string
-	Op     string
-	rnd    *rand.Rand
+	Marker      string
+	Key         string
+	Op          string
+	OperationID string
+	rnd         *rand.Rand
 }
 
 func newTemplateData(op Operation) *TemplateData {
@@ -167,11 +169,19 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 
 // Render executes the template for op.
 func (t *Template) Render(op Operation) (string, error) {
+	return t.RenderOperation(op, "")
+}
+
+// RenderOperation executes the template for op, with {{.OperationID}} set
+// to id (a long-running tool's status call).
+func (t *Template) RenderOperation(op Operation, id string) (string, error) {
 	if t == nil {
 		return "", nil
 	}
 	var b cappedBuffer
-	if err := t.t.Execute(&b, newTemplateData(op)); err != nil {
+	data := newTemplateData(op)
+	data.OperationID = id
+	if err := t.t.Execute(&b, data); err != nil {
 		return "", err
 	}
 	return b.String(), nil

@@ -47,6 +47,14 @@
 //     arrived, "not found" never for one the oracle counted before it was
 //     sent; "unknown" is allowed, but a trial with only unknown answers
 //     does not count. Then the delivered retry: exactly one effect.
+//   - long-running: tools whose write (the trigger) starts an operation a
+//     status call reports on. The trigger is delivered, has its response
+//     lost and is retried, or arrives 2–4 times at once; 0–3 status polls
+//     while it runs, polls until it finished, 0–2 after, maybe a retry of
+//     the trigger. Exactly one operation started; every trigger answer
+//     names the same operation; a poll never says an acknowledged
+//     operation does not exist, never goes from finished back to running;
+//     a retry after it finished returns the finished operation.
 //
 // Adding a scenario is one file holding its drawer (a function that draws a
 // whole plan and returns the trial that runs it; key_mismatch.go is the

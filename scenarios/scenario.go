@@ -46,6 +46,9 @@ const (
 	// attempt: "not found" never for a committed operation, "found" never
 	// for one that did not commit.
 	Reconcile ID = "reconcile"
+	// LongRunning needs a tool whose write starts an operation that a
+	// status call reports on (a long_running section).
+	LongRunning ID = "long-running"
 )
 
 // drawer draws a whole plan (nothing is drawn while the plan runs) and
@@ -83,6 +86,7 @@ func table() []scenario {
 		{id: Downstream, draw: downstream, needs: downstreamed},
 		{id: Annotations, draw: annotations, needs: hinted},
 		{id: Reconcile, draw: reconcile, needs: lookedUp},
+		{id: LongRunning, draw: longRunning, needs: longRunner},
 	}
 }
 
@@ -123,7 +127,8 @@ var ErrNotApplicable = errors.New("scenario not applicable")
 // tools that can crash, dependency-fault for tools with proxied dependency
 // links, downstream for tools that call a dependency onceproof plays,
 // annotations for tools that claim idempotentHint or readOnlyHint,
-// reconcile for tools that declare a lookup — and
+// reconcile for tools that declare a lookup, long-running for tools with a
+// long_running section — and
 // only annotations for a tool that claims to be read-only (it has no effect
 // to make exactly once).
 func Applicable(tool harness.Tool) []ID {
@@ -179,6 +184,13 @@ func hinted(tool harness.Tool) error {
 		return errors.New("the tool claims neither idempotentHint nor readOnlyHint")
 	}
 	return nil
+}
+
+func longRunner(tool harness.Tool) error {
+	if l, ok := tool.(harness.LongRunning); !ok || !l.LongRunning() {
+		return errors.New("needs a tool whose write starts a long-running operation (a long_running section)")
+	}
+	return writeTool(tool)
 }
 
 // readOnly reports whether tool claims to have no effects.

@@ -73,7 +73,7 @@ const (
 func runEnv(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "onceproof-fixture"
 	var kinds []string
-	for _, k := range append(append(append(fixtures.Kinds(), fixtures.StoreKinds()...), fixtures.DownstreamKinds()...), fixtures.LookupKinds()...) {
+	for _, k := range fixtures.AllKinds() {
 		kinds = append(kinds, string(k))
 	}
 

@@ -78,7 +78,8 @@ func (d *Document) tool(op *Operation, used map[string]bool) spec.ToolDraft {
 	case LongRunning:
 		t.Comment = append(t.Comment,
 			"LONG-RUNNING: its effect may land after the response. certify counts right after",
-			"each call: give the oracle a settle time longer than the job takes (oracle.settle).")
+			"each call: give the oracle a settle time longer than the job takes (oracle.settle),",
+			"and describe its status call (long_running) so the long-running scenario follows it.")
 		t.Optional = append(t.Optional, spec.OptionalField{Path: "oracle.settle", Value: "5s", Note: "count once the figure is stable"})
 	case Unknown, Read:
 		t.Comment = append(t.Comment, "Selected by name: check what its oracle should count.")
@@ -131,6 +132,11 @@ func (d *Document) tool(op *Operation, used map[string]bool) spec.ToolDraft {
 	volatile, volNote := volatileFields(op)
 	t.Optional = append(t.Optional, spec.ContractOptionals(true, profile, volatile, volNote, replayedHeader(op))...)
 	t.Optional = append(t.Optional, spec.LookupOptional(h.URL))
+	if op.Class == LongRunning {
+		// The status call the long-running scenario polls: the link the
+		// answer declares, or example values.
+		t.Optional = append(t.Optional, spec.LongRunningOptional(h.URL, op.status.header, op.status.pointer))
+	}
 	where := "the request"
 	if markerAt != "" {
 		where = markerAt

@@ -232,6 +232,15 @@ func TestDraftGolden(t *testing.T) {
 			s, err := spec.Parse("written.yaml", []byte(fillOracles(sp.String())))
 			require.NoError(t, err, "%s\n%s", tc.reason, sp.String())
 			tc.check(t, s)
+			// The long_running section offered for a long-running operation
+			// loads once uncommented.
+			if text := fillOracles(sp.String()); strings.Contains(text, "    # long_running: ") {
+				lr, err := spec.Parse("written.yaml", []byte(strings.ReplaceAll(text, "    # long_running: ", "    long_running: ")))
+				require.NoError(t, err, "%s: long_running uncommented\n%s", tc.reason, text)
+				for _, tool := range lr.Tools {
+					assert.NotNil(t, tool.HTTP.LongRunning, "%s: %s", tc.reason, tool.Name)
+				}
+			}
 		})
 	}
 }

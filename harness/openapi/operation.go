@@ -44,7 +44,14 @@ type Operation struct {
 
 	op   *v3.Operation
 	item *v3.PathItem
+	// status is where a long-running operation's answer names its status
+	// (zero when it declares nothing, or is not long-running).
+	status statusSource
 }
+
+// statusSource is where a long-running operation's 202 answer names its
+// status: a header (Location), or a JSON pointer into its body.
+type statusSource struct{ header, pointer string }
 
 // Key is an idempotency key an operation declares.
 type Key struct {
@@ -131,7 +138,8 @@ func classify(op *Operation) (Class, string) {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, "QUERY":
 		return Read, op.Method + " is safe"
 	}
-	if why, ok := longRunning(op.op); ok {
+	if why, src, ok := longRunning(op.op); ok {
+		op.status = src
 		return LongRunning, why
 	}
 	switch op.Method {
@@ -202,7 +210,7 @@ var statusHeaders = []string{"Location", "Operation-Location", "Azure-AsyncOpera
 
 // longRunning reports whether op may answer 202 Accepted (or is marked
 // x-ms-long-running-operation), and what shows where its status is.
-func longRunning(op *v3.Operation) (string, bool) {
+func longRunning(op *v3.Operation) (string, statusSource, bool) {
 	marked := false
 	if op.Extensions != nil {
 		if n, ok := op.Extensions.Get("x-ms-long-running-operation"); ok && n != nil && n.Value == "true" {
@@ -215,22 +223,22 @@ func longRunning(op *v3.Operation) (string, bool) {
 	}
 	if resp == nil {
 		if marked {
-			return "marked x-ms-long-running-operation", true
+			return "marked x-ms-long-running-operation", statusSource{}, true
 		}
-		return "", false
+		return "", statusSource{}, false
 	}
 	if resp.Headers != nil {
 		for name := range resp.Headers.KeysFromOldest() {
 			for _, h := range statusHeaders {
 				if strings.EqualFold(name, h) {
-					return "202 Accepted with a " + name + " header", true
+					return "202 Accepted with a " + name + " header", statusSource{header: name}, true
 				}
 			}
 		}
 	}
 	if resp.Links != nil && resp.Links.Len() > 0 {
 		for name := range resp.Links.KeysFromOldest() {
-			return "202 Accepted with the response link " + name, true
+			return "202 Accepted with the response link " + name, statusSource{}, true
 		}
 	}
 	if resp.Content != nil {
@@ -239,11 +247,11 @@ func longRunning(op *v3.Operation) (string, bool) {
 				continue
 			}
 			if p := statusLink(flatten(mt.Schema, 0)); p != "" {
-				return "202 Accepted with a status link in the body (" + p + ")", true
+				return "202 Accepted with a status link in the body (" + p + ")", statusSource{pointer: p}, true
 			}
 		}
 	}
-	return "202 Accepted (no status link declared)", true
+	return "202 Accepted (no status link declared)", statusSource{}, true
 }
 
 // statusLink finds a status URL among a response schema's properties, at

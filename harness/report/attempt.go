@@ -138,6 +138,11 @@ type Attempt struct {
 	// Its Before and After are the oracle's counts before the lookup was
 	// sent and after its answer arrived. "" for every other attempt.
 	Lookup LookupAnswer `json:"lookup,omitempty"`
+	// Poll is set on a status poll of a long-running operation: the state
+	// it read (running, done, failed, not-found, unknown, with the value
+	// the tool gave in parentheses when it differs: "done (succeeded)");
+	// "" for every other attempt.
+	Poll string `json:"poll,omitempty"`
 	// Before and After are the oracle's Counts for the marker around the
 	// attempt (-1 when not taken, e.g. for overlapping attempts).
 	Before int `json:"before"`
@@ -192,6 +197,9 @@ func (a Attempt) Line() string {
 	}
 	if a.Lookup != "" {
 		s += " lookup=" + string(a.Lookup)
+	}
+	if a.Poll != "" {
+		s += " poll=" + strconv.Quote(a.Poll)
 	}
 	if a.Status != 0 {
 		s += fmt.Sprintf(" status=%d", a.Status)
@@ -249,8 +257,10 @@ func NewCounterexample(plan, violation string, attempts []Attempt, effects []Eff
 // columns says which optional columns an attempt table shows: the
 // replica that served each attempt (a tool that runs as several), where
 // an attempt went with the key it carried (a tool whose own outbound calls
-// are recorded), and what a lookup answered (a trial that asked one).
-type columns struct{ replica, link, lookup bool }
+// are recorded), what a lookup answered (a trial that asked one), and
+// which attempts were status polls and what they read (a long-running
+// tool).
+type columns struct{ replica, link, lookup, poll bool }
 
 func attemptColumns(as []Attempt) columns {
 	var c columns
@@ -258,6 +268,7 @@ func attemptColumns(as []Attempt) columns {
 		c.replica = c.replica || a.Replica > 0
 		c.link = c.link || a.Link != ""
 		c.lookup = c.lookup || a.Lookup != ""
+		c.poll = c.poll || a.Poll != ""
 	}
 	return c
 }
@@ -272,6 +283,9 @@ func (c columns) header() string {
 	}
 	if c.lookup {
 		s += "lookup\t"
+	}
+	if c.poll {
+		s += "call\t"
 	}
 	return s
 }
@@ -294,6 +308,13 @@ func (c columns) cells(a Attempt) string {
 	if c.lookup {
 		s += Dash(string(a.Lookup)) + "\t"
 	}
+	if c.poll {
+		if a.Poll != "" {
+			s += "status: " + a.Poll + "\t"
+		} else {
+			s += "trigger\t"
+		}
+	}
 	return s
 }
 
@@ -313,6 +334,8 @@ func (a Attempt) LaneNote() string {
 	switch {
 	case a.Lookup != "":
 		return "lookup: " + strings.ReplaceAll(string(a.Lookup), "-", " ")
+	case a.Poll != "":
+		return "status poll: " + a.Poll
 	case a.Link != "" && a.Key == "":
 		return "→ " + a.Link + " (no key)"
 	case a.Link != "":

@@ -48,6 +48,14 @@ const (
 	// counted before the lookup was sent, or "found" for one the oracle
 	// never counted.
 	RuleLookupTruth Rule = "lookup-truth"
+	// RuleOperationID: the answers to one long-running trigger name
+	// different operations, or a retry after the operation finished
+	// started a new one instead of returning the finished one.
+	RuleOperationID Rule = "operation-id"
+	// RuleStatusPoll: a status poll said an acknowledged operation does
+	// not exist, went from finished back to running, or changed its
+	// finished state.
+	RuleStatusPoll Rule = "status-poll"
 )
 
 // AboutAnswers reports whether the rule judges what answers say beyond
@@ -64,5 +72,6 @@ func (r Rule) AboutAnswers() bool {
 // Rules returns every rule, in the order of their declaration.
 func Rules() []Rule {
 	return []Rule{RuleExactlyOnce, RuleAckedNoEffect, RuleStatus, RuleKeyRequired, RuleResult, RuleReplayFidelity,
-		RuleReplayedHeader, RuleErrorReplay, RuleRetention, RuleAnnotation, RuleDownstreamOnce, RuleDownstreamKey, RuleLookupTruth}
+		RuleReplayedHeader, RuleErrorReplay, RuleRetention, RuleAnnotation, RuleDownstreamOnce, RuleDownstreamKey,
+		RuleLookupTruth, RuleOperationID, RuleStatusPoll}
 }

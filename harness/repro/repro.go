@@ -355,6 +355,9 @@ func describe(a report.Attempt) string {
 		// A lookup of the operation by its identity: what it answered.
 		return fmt.Sprintf("a lookup, %s (onceproof saw: %s %s, %s)", f, a.Outcome, statusText(a.Status), a.Lookup)
 	}
+	if a.Poll != "" {
+		return fmt.Sprintf("status poll, %s (onceproof saw: %s %s, %s)", f, a.Outcome, statusText(a.Status), a.Poll)
+	}
 	return fmt.Sprintf("%s (onceproof saw: %s %s)", f, a.Outcome, statusText(a.Status))
 }
 

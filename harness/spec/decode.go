@@ -20,7 +20,7 @@ import (
 var (
 	specFields       = []string{"version", "tools"}
 	transports       = []string{"http", "mcp"}
-	toolFields       = append(append(append([]string{"name"}, append(slices.Clone(transports), "container", "downstream", "result_id", "oracle")...), contractFields...), "lookup")
+	toolFields       = append(append([]string{"name"}, append(slices.Clone(transports), "container", "downstream", "result_id", "oracle")...), append(slices.Clone(contractFields), "lookup", "long_running")...)
 	httpFields       = []string{"url", "method", "headers", "body", "key_header", "key_format", "timeout", "error_body"}
 	oracleFields     = []string{"http", "command", "sql", "redis", "timeout", "settle"}
 	oracleHTTPFields = []string{"url", "count", "headers"}

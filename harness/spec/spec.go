@@ -399,6 +399,9 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (Tool, bool) {
 	if f, ok := td.get(fs, "lookup"); ok {
 		td.lookup(f)
 	}
+	if f, ok := td.get(fs, "long_running"); ok {
+		td.longRunning(f)
+	}
 	if f, ok := td.get(fs, "result_id"); ok {
 		if s, ok := d.str(f); ok {
 			if _, err := harness.ParsePointer(s); err != nil {

@@ -313,7 +313,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"name must not be empty", spec(`  - name: ""`, "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0].name", "empty"},
 		{"name is letters, digits, -, _ and .", spec(`  - name: "a b"`, "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0].name", `bad tool name "a b"`},
 		{"name must be a string", spec("  - name: [a]", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0].name", "want a string, got a list"},
-		{"an unknown tool field (a future transport) lists the allowed fields", spec("  - name: t", "    grpc: {}", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:4: tools[0].grpc", "unknown field (allowed: name, http, mcp, container, downstream, result_id, oracle, profile, codes, retention, volatile, replay_headers, replayed_header, lookup)"},
+		{"an unknown tool field (a future transport) lists the allowed fields", spec("  - name: t", "    grpc: {}", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}", okOracle[0], okOracle[1]), "spec.yaml:4: tools[0].grpc", "unknown field (allowed: name, http, mcp, container, downstream, result_id, oracle, profile, codes, retention, volatile, replay_headers, replayed_header, lookup, long_running)"},
 		{"a transport section is required", spec("  - name: t", okOracle[0], okOracle[1]), "spec.yaml:3: tools[0]", "no transport section: want exactly one of: http"},
 		{"an oracle is required", spec("  - name: t", "    http: {url: 'http://127.0.0.1:1/x', body: '{{.Marker}}'}"), "spec.yaml:3: tools[0].oracle", "missing: want an oracle"},
 		{"duplicate tool names", spec(
@@ -560,6 +560,10 @@ func summarize(s *Spec) string {
 		}
 		if l := c.Lookup; l != nil {
 			fmt.Fprintf(&b, "  lookup %s %s headers %v found %v not found %v result id %q\n", l.Method, l.URL, l.Headers, l.Found, l.NotFound, l.ResultID)
+		}
+		if l := c.LongRunning; l != nil {
+			fmt.Fprintf(&b, "  long-running: status %s %s headers %v, operation id %q header %q, state %s done %v failed %v, within %s\n",
+				l.StatusMethod, l.StatusURL, l.StatusHeaders, l.OperationID, l.OperationIDHeader, l.State, l.Done, l.Failed, l.FinishWithin)
 		}
 	}
 	return b.String()

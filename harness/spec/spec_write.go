@@ -376,6 +376,36 @@ func LookupOptional(toolURL string) OptionalField {
 	}
 }
 
+// LongRunningOptional is the long_running section a starter spec offers
+// for an HTTP tool whose url is toolURL, commented out on one line: when
+// the trigger's answer names the status by a header (idHeader, Location)
+// or a body field (idPointer, /status_url), a status call that follows it
+// as it is; otherwise one on the tool's host and port naming the operation
+// by {{.OperationID}}, read at /id (example values). Done when /status
+// says succeeded.
+func LongRunningOptional(toolURL, idHeader, idPointer string) OptionalField {
+	base := toolURL
+	if u, err := url.Parse(toolURL); err == nil && u.Host != "" {
+		base = u.Scheme + "://" + u.Host
+	}
+	status := fmt.Sprintf("status: {url: %s}, operation_id: /id", yamlFlowScalar(base+"/operations/{{.OperationID}}"))
+	note := "if the write starts an operation that a status call reports on (example values)"
+	switch {
+	case idHeader != "":
+		status = fmt.Sprintf("status: {url: %s}, operation_id_header: %s", yamlFlowScalar("{{.OperationID}}"), yamlFlowScalar(idHeader))
+		note = "the status call follows the answer's " + idHeader + " header; check the done values"
+	case idPointer != "":
+		status = fmt.Sprintf("status: {url: %s}, operation_id: %s", yamlFlowScalar("{{.OperationID}}"), yamlFlowScalar(idPointer))
+		note = "the status call follows the answer's " + idPointer + "; check the done values"
+	}
+	return OptionalField{
+		Path:  "long_running",
+		Value: "{" + status + ", done: {pointer: /status, values: [succeeded], failed: [failed]}}",
+		Raw:   true,
+		Note:  note,
+	}
+}
+
 // writeComment writes text as comment lines at indent.
 func writeComment(b *bytes.Buffer, indent, text string) {
 	for _, line := range strings.Split(text, "\n") {

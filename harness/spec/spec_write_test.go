@@ -323,3 +323,41 @@ func TestLookupOptionalLoads(t *testing.T) {
 		assert.Equal(t, []int{404}, l.NotFound, tc.reason)
 	}
 }
+
+// TestLongRunningOptionalLoads: the long_running section a starter spec
+// writes commented out loads once uncommented, with its status call on the
+// tool's host, or following what the answer declares.
+func TestLongRunningOptionalLoads(t *testing.T) {
+	const toolURL = "http://127.0.0.1:8080/v1/jobs?x=1"
+	for _, tc := range []struct {
+		reason            string
+		header, pointer   string
+		url, idHeader, id string
+	}{
+		{"nothing declared: example values", "", "", "http://127.0.0.1:8080/operations/{{.OperationID}}", "", "/id"},
+		{"a Location header", "Location", "", "{{.OperationID}}", "Location", ""},
+		{"a status link in the body", "", "/_links/status", "{{.OperationID}}", "", "/_links/status"},
+	} {
+		td := ToolDraft{Name: "t", ResultID: "/id", Oracle: countOracle,
+			HTTP:     &HTTPDraft{URL: toolURL, Body: `{"m":"{{.Marker}}"}`},
+			Optional: []OptionalField{LongRunningOptional(toolURL, tc.header, tc.pointer)}}
+		var b bytes.Buffer
+		require.NoError(t, Write(&b, Draft{Tools: []ToolDraft{td}}), tc.reason)
+		text := b.String()
+		require.Contains(t, text, "    # long_running: {status: ", "%s: written commented out at the tool's level", tc.reason)
+		s, err := Parse("draft.yaml", []byte(text))
+		require.NoError(t, err, tc.reason)
+		assert.Nil(t, s.Tools[0].HTTP.LongRunning, "%s: commented out, not in effect", tc.reason)
+
+		s, err = Parse("draft.yaml", []byte(strings.Replace(text, "    # long_running: ", "    long_running: ", 1)))
+		require.NoError(t, err, "%s:\n%s", tc.reason, text)
+		lr := s.Tools[0].HTTP.LongRunning
+		require.NotNil(t, lr, tc.reason)
+		assert.Equal(t, tc.url, lr.StatusURL, tc.reason)
+		assert.Equal(t, tc.idHeader, lr.OperationIDHeader, tc.reason)
+		assert.Equal(t, tc.id, lr.OperationID, tc.reason)
+		assert.Equal(t, "/status", lr.State, tc.reason)
+		assert.Equal(t, []string{"succeeded"}, lr.Done, tc.reason)
+		assert.Equal(t, []string{"failed"}, lr.Failed, tc.reason)
+	}
+}

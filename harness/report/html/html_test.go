@@ -773,6 +773,14 @@ func TestTimelineLaneLabels(t *testing.T) {
 	assert.Contains(t, tl.Lanes[0].FullLabel, "replica 2")
 	assert.Contains(t, tl.Lanes[1].FullLabel, "→ payments key charge-012…")
 	assert.Contains(t, tl.Lanes[2].FullLabel, "→ payments (no key)")
+
+	polls := &report.Counterexample{Plan: "p", Violation: "v", Rule: report.RuleStatusPoll, Attempts: []report.Attempt{
+		{N: 1, Op: "op-x-00000001", Outcome: report.OK, Status: 202, Before: 0, After: 1, End: time.Millisecond},
+		{N: 2, Op: "op-x-00000001", Outcome: report.OK, Status: 404, Poll: "not-found", Before: -1, After: -1, Start: time.Millisecond, End: 2 * time.Millisecond},
+	}}
+	tl = buildTimeline(polls, "")
+	assert.NotContains(t, tl.Lanes[0].FullLabel, "status poll", "the trigger")
+	assert.Contains(t, tl.Lanes[1].FullLabel, "status poll: not-found")
 }
 
 func TestLintHTML(t *testing.T) {
