@@ -169,6 +169,13 @@ func judgeNoRetry4xx(j *clientJudgement, r *clientRun) {
 func judgeBackoff(j *clientJudgement, r *clientRun) {
 	retried := false
 	for i, op := range r.ops {
+		// retry numbers the wrapper's own retries: an attempt that the
+		// HTTP stack sent again at once after a broken connection (Go's
+		// http.Transport re-sends a request carrying an Idempotency-Key
+		// when a reused connection fails) is not a backoff step, and
+		// counting it would put two of the wrapper's steps under one
+		// number, making plain backoff look jittered.
+		retry := 0
 		for k := 1; k < len(op.attempts); k++ {
 			prev, c := r.attempt(i, k-1), r.attempt(i, k)
 			if !isTransient(prev.Answer) {
@@ -177,6 +184,7 @@ func judgeBackoff(j *clientJudgement, r *clientRun) {
 			retried = true
 			gap := max(c.Received.Sub(prev.Answered), 0)
 			if ra := prev.Answer.RetryAfter; ra > 0 {
+				retry++
 				want := time.Duration(ra) * time.Second
 				if gap < want-RetryAfterTolerance {
 					j.fail("retry-after-ignored", "op-%d: attempt %d came %s after attempt %d was answered %s; want at least %s (Retry-After, %s tolerance)",
@@ -184,12 +192,29 @@ func judgeBackoff(j *clientJudgement, r *clientRun) {
 				}
 				continue
 			}
-			j.gaps = append(j.gaps, clientGap{retry: k, gap: gap})
+			if transportReplay(prev.Answer, gap) {
+				continue
+			}
+			retry++
+			j.gaps = append(j.gaps, clientGap{retry: retry, gap: gap})
 		}
 	}
 	if !retried {
 		j.invalid = "no operation was retried after a transient failure"
 	}
+}
+
+// transportReplayGap is how soon after a broken connection an attempt
+// counts as the HTTP stack's own re-send rather than a retry of the
+// wrapper's.
+const transportReplayGap = time.Millisecond
+
+// transportReplay reports whether an attempt gap after the answer a looks
+// like the HTTP stack re-sending on its own: a connection that broke (lost
+// response, reset), and a new attempt within transportReplayGap. Waits
+// after 5xx and 429 answers still judge a wrapper that never waits.
+func transportReplay(a capture.Answer, gap time.Duration) bool {
+	return (a.Kind == capture.KindLose || a.Kind == capture.KindReset) && gap < transportReplayGap
 }
 
 func judgeBounded(j *clientJudgement, r *clientRun, cfg ClientConfig) {

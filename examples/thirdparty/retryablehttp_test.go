@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -29,11 +28,12 @@ func retryableOp(backoff retryablehttp.Backoff) scenarios.ClientOp {
 		c.RetryWaitMin = 5 * time.Millisecond
 		c.RetryWaitMax = 80 * time.Millisecond
 		c.HTTPClient.Timeout = 2 * time.Second
-		// A fresh connection per attempt: net/http silently re-sends a
-		// request that carries an Idempotency-Key when a reused connection
-		// fails, an immediate extra attempt that is the transport's, not
-		// the wrapper's backoff (see the closing notes on client-backoff).
-		c.HTTPClient.Transport = &http.Transport{DisableKeepAlives: true}
+		// The client's own pooled transport, as users run it: when a reused
+		// connection breaks, net/http re-sends a request that carries an
+		// Idempotency-Key at once. client-backoff must not count that
+		// re-send as a backoff step (it would mix two of DefaultBackoff's
+		// steps under one retry number and make them look jittered).
+		defer c.HTTPClient.CloseIdleConnections()
 		c.Backoff = backoff
 		body := fmt.Sprintf(`{"subject":"ticket %d","amount":%d}`, n, 10+n)
 		req, err := retryablehttp.NewRequestWithContext(ctx, "POST", baseURL+"/tickets", strings.NewReader(body))
