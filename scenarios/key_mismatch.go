@@ -23,16 +23,9 @@ func keyMismatch(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, e
 
 	return func(tr *trial) (result, error) {
 		res := result{plan: plan}
-		op, call, err := tr.prepare(seed)
-		if err != nil {
+		op, _, first, ok, err := tr.deliverFirst(&res, seed)
+		if !ok {
 			return res, err
-		}
-		first, err := tr.do(call, nil, 0)
-		if err != nil {
-			return res, err
-		}
-		if !res.firstCall(first, op.Marker) {
-			return res, nil
 		}
 		op2 := op.WithPayload(seed2, tr.s.NewMarker())
 		call2, err := tr.s.Tool().Prepare(op2)

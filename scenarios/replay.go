@@ -46,16 +46,9 @@ func replay(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, err
 		if refused {
 			return res, tr.replayRefusal(&res, seed, delays, corrected)
 		}
-		op, call, err := tr.prepare(seed)
-		if err != nil {
+		op, call, first, ok, err := tr.deliverFirst(&res, seed)
+		if !ok {
 			return res, err
-		}
-		first, err := tr.do(call, nil, 0)
-		if err != nil {
-			return res, err
-		}
-		if !res.firstCall(first, op.Marker) {
-			return res, nil
 		}
 		c := tr.contract()
 		res.firstExecution(c, first)

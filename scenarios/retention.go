@@ -79,16 +79,9 @@ func retention(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, 
 
 	return func(tr *trial) (result, error) {
 		res := result{plan: plan}
-		op, call, err := tr.prepare(seed)
-		if err != nil {
+		op, call, first, ok, err := tr.deliverFirst(&res, seed)
+		if !ok {
 			return res, err
-		}
-		first, err := tr.do(call, nil, 0)
-		if err != nil {
-			return res, err
-		}
-		if !res.firstCall(first, op.Marker) {
-			return res, nil
 		}
 		res.firstExecution(c, first)
 		again, err := tr.do(call, nil, delay) // sleeps without holding a slot

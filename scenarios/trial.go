@@ -134,6 +134,22 @@ func (r *result) firstCall(a harness.Attempt, marker string) bool {
 	return false
 }
 
+// deliverFirst prepares seed's operation and delivers it without a fault:
+// the first call of a plan that goes on from a completed operation. ok is
+// false when the trial ends there: err is set, or res says why (the call
+// did not take effect exactly once; see firstCall).
+func (tr *trial) deliverFirst(res *result, seed uint64) (op harness.Operation, call *harness.Call, first harness.Attempt, ok bool, err error) {
+	op, call, err = tr.prepare(seed)
+	if err != nil {
+		return op, call, first, false, err
+	}
+	first, err = tr.do(call, nil, 0)
+	if err != nil {
+		return op, call, first, false, err
+	}
+	return op, call, first, res.firstCall(first, op.Marker), nil
+}
+
 // acked returns a when it is a 2xx answer, nil otherwise.
 func acked(a harness.Attempt) *harness.Attempt {
 	if a.Outcome == harness.OK && is2xx(a.Status) {

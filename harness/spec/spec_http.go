@@ -69,15 +69,11 @@ func (d toolDecoder) http(f field) {
 		c.Headers = m
 		canon := map[string]field{}
 		for _, e := range entries {
-			d.t.lines[strings.TrimPrefix(e.path, d.t.path+".")] = e.line
-			ck := http.CanonicalHeaderKey(e.name)
+			ck, ok := d.headerName(e)
+			if !ok {
+				continue
+			}
 			switch {
-			case !isToken(e.name):
-				d.errorf(e.line, e.path, "bad header name %q", e.name)
-				continue
-			case slices.Contains(reservedHeaders, ck):
-				d.errorf(e.line, e.path, "%s is set by the harness", ck)
-				continue
 			case keyOK && key != "" && strings.EqualFold(e.name, key):
 				d.errorf(e.line, e.path, "duplicates key_header %s, which the harness sets to each operation's key", key)
 				continue
@@ -87,18 +83,8 @@ func (d toolDecoder) http(f field) {
 				continue
 			}
 			canon[ck] = e
-			tpl, err := harness.ParseTemplate("header "+e.name, m[e.name])
-			if err != nil {
-				d.errorf(e.line, e.path, "%v", err)
-				continue
-			}
-			v, err := tpl.Render(checkOp)
-			if err != nil {
-				d.errorf(e.line, e.path, "%v", err)
-				continue
-			}
-			if strings.ContainsAny(v, "\r\n") {
-				d.errorf(e.line, e.path, "rendered value contains a line break: %q", v)
+			v, ok := d.headerValue(e, "header", m[e.name], true)
+			if !ok {
 				continue
 			}
 			if ck == "Content-Type" {
@@ -199,6 +185,46 @@ func checkMethod(m string) string {
 
 // isToken reports whether s is an HTTP token (RFC 9110), as header names
 // and methods are.
+// headerName records where header entry e is and checks its name: a
+// token, and not one the harness sets. It returns the canonical name.
+func (d toolDecoder) headerName(e field) (string, bool) {
+	d.t.lines[strings.TrimPrefix(e.path, d.t.path+".")] = e.line
+	ck := http.CanonicalHeaderKey(e.name)
+	switch {
+	case !isToken(e.name):
+		d.errorf(e.line, e.path, "bad header name %q", e.name)
+		return ck, false
+	case slices.Contains(reservedHeaders, ck):
+		d.errorf(e.line, e.path, "%s is set by the harness", ck)
+		return ck, false
+	}
+	return ck, true
+}
+
+// headerValue checks header entry e's value, a template (named what plus
+// the header's name): it parses and, with render, renders at load time to
+// a value without line breaks, which it returns.
+func (d toolDecoder) headerValue(e field, what, value string, render bool) (string, bool) {
+	tpl, err := harness.ParseTemplate(what+" "+e.name, value)
+	if err != nil {
+		d.errorf(e.line, e.path, "%v", err)
+		return "", false
+	}
+	if !render {
+		return value, true
+	}
+	v, err := tpl.Render(checkOp)
+	if err != nil {
+		d.errorf(e.line, e.path, "%v", err)
+		return "", false
+	}
+	if strings.ContainsAny(v, "\r\n") {
+		d.errorf(e.line, e.path, "rendered value contains a line break: %q", v)
+		return "", false
+	}
+	return v, true
+}
+
 func isToken(s string) bool {
 	if s == "" {
 		return false

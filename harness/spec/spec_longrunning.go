@@ -98,16 +98,9 @@ func (d toolDecoder) statusCall(f field, c *harness.LongRunningConfig) (urlField
 		m, entries := d.stringMap(hf)
 		c.StatusHeaders = m
 		for _, e := range entries {
-			d.t.lines[strings.TrimPrefix(e.path, d.t.path+".")] = e.line
-			switch ck := http.CanonicalHeaderKey(e.name); {
-			case !isToken(e.name):
-				d.errorf(e.line, e.path, "bad header name %q", e.name)
-			case slices.Contains(reservedHeaders, ck):
-				d.errorf(e.line, e.path, "%s is set by the harness", ck)
-			default:
-				if _, err := harness.ParseTemplate("header "+e.name, m[e.name]); err != nil {
-					d.errorf(e.line, e.path, "%v", err)
-				}
+			if _, ok := d.headerName(e); ok {
+				// Rendered per operation id when polled: parsed only.
+				d.headerValue(e, "header", m[e.name], false)
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package spec
 import (
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -45,25 +44,8 @@ func (d toolDecoder) lookup(f field) {
 		m, entries := d.stringMap(hf)
 		l.Headers = m
 		for _, e := range entries {
-			d.t.lines[strings.TrimPrefix(e.path, d.t.path+".")] = e.line
-			ck := http.CanonicalHeaderKey(e.name)
-			switch {
-			case !isToken(e.name):
-				d.errorf(e.line, e.path, "bad header name %q", e.name)
-				continue
-			case slices.Contains(reservedHeaders, ck):
-				d.errorf(e.line, e.path, "%s is set by the harness", ck)
-				continue
-			}
-			tpl, err := harness.ParseTemplate("lookup header "+e.name, m[e.name])
-			if err != nil {
-				d.errorf(e.line, e.path, "%v", err)
-				continue
-			}
-			if v, err := tpl.Render(checkOp); err != nil {
-				d.errorf(e.line, e.path, "%v", err)
-			} else if strings.ContainsAny(v, "\r\n") {
-				d.errorf(e.line, e.path, "rendered value contains a line break: %q", v)
+			if _, ok := d.headerName(e); ok {
+				d.headerValue(e, "lookup header", m[e.name], true)
 			}
 		}
 	}
