@@ -9,10 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -302,18 +303,8 @@ func (t *HTTPTool) prepare(op Operation, bodyTpl *Template, what string, withKey
 	}
 	var hdr bytes.Buffer
 	target := t.url.RequestURI()
-	fmt.Fprintf(&hdr, "%s %s HTTP/1.1\r\nHost: %s\r\n", t.method, target, t.url.Host)
-	keys := make([]string, 0, len(t.headers))
-	for k := range t.headers {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v, err := t.headers[k].Render(op)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: header %s: %w", t.name, k, err)
-		}
-		fmt.Fprintf(&hdr, "%s: %s\r\n", http.CanonicalHeaderKey(k), v)
+	if k, err := writeHead(&hdr, t.method, t.url, t.headers, op, ""); err != nil {
+		return nil, fmt.Errorf("tool %s: header %s: %w", t.name, k, err)
 	}
 	if t.keyHeader != "" && withKey {
 		fmt.Fprintf(&hdr, "%s: %s\r\n", t.keyHeader, op.Key)
@@ -321,6 +312,29 @@ func (t *HTTPTool) prepare(op Operation, bodyTpl *Template, what string, withKey
 	fmt.Fprintf(&hdr, "User-Agent: onceproof\r\nContent-Length: %d\r\n\r\n", len(body))
 	wire := append(hdr.Bytes(), body...)
 	return &Call{Op: op, Wire: wire, BodyStart: hdr.Len(), Summary: t.method + " " + target}, nil
+}
+
+// writeHead writes the request line, Host and headers of an HTTP/1.1
+// request for u: the header templates rendered for op (and operation id
+// id), in name order, canonically spelled. On error it returns the name of
+// the header that failed.
+func writeHead(b *bytes.Buffer, method string, u *url.URL, headers map[string]*Template, op Operation, id string) (string, error) {
+	fmt.Fprintf(b, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, u.RequestURI(), u.Host)
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		v, err := headers[k].RenderOperation(op, id)
+		if err != nil {
+			return k, err
+		}
+		fmt.Fprintf(b, "%s: %s\r\n", http.CanonicalHeaderKey(k), v)
+	}
+	return "", nil
+}
+
+// bodylessCall ends head, written by writeHead, as a request without a
+// body and returns its call.
+func bodylessCall(op Operation, method string, u *url.URL, head *bytes.Buffer) *Call {
+	head.WriteString("User-Agent: onceproof\r\nContent-Length: 0\r\n\r\n")
+	return &Call{Op: op, Wire: head.Bytes(), BodyStart: head.Len(), Summary: method + " " + u.RequestURI()}
 }
 
 // maxResponse bounds how much of a response is read.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -263,22 +262,10 @@ func (t *HTTPTool) PrepareStatus(op Operation, id string) (*Call, error) {
 		return nil, fmt.Errorf("tool %s: %w: the status url %s is not on the tool's %s://%s (status calls go through the tool's fault proxy)", t.name, ErrStatusCall, u, t.url.Scheme, t.url.Host)
 	}
 	var hdr bytes.Buffer
-	target := u.RequestURI()
-	fmt.Fprintf(&hdr, "%s %s HTTP/1.1\r\nHost: %s\r\n", t.lro.method, target, u.Host)
-	keys := make([]string, 0, len(t.lro.headers))
-	for k := range t.lro.headers {
-		keys = append(keys, k)
+	if k, err := writeHead(&hdr, t.lro.method, u, t.lro.headers, op, id); err != nil {
+		return nil, fmt.Errorf("tool %s: status header %s: %w", t.name, k, err)
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v, err := t.lro.headers[k].RenderOperation(op, id)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: status header %s: %w", t.name, k, err)
-		}
-		fmt.Fprintf(&hdr, "%s: %s\r\n", http.CanonicalHeaderKey(k), v)
-	}
-	hdr.WriteString("User-Agent: onceproof\r\nContent-Length: 0\r\n\r\n")
-	return &Call{Op: op, Wire: hdr.Bytes(), BodyStart: hdr.Len(), Summary: t.lro.method + " " + target}, nil
+	return bodylessCall(op, t.lro.method, u, &hdr), nil
 }
 
 // ReadStatus implements [LongRunning].

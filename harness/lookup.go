@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/onceproof/onceproof/harness/report"
@@ -155,21 +154,10 @@ func (l *Lookup) Prepare(op Operation) (*Call, error) {
 		return nil, ConfigError(l.tool, "lookup.url", fmt.Errorf("rendered url %q: want the tool's own %s://%s (the lookup goes through the tool's proxy)", raw, l.scheme, l.host))
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", l.method, u.RequestURI(), u.Host)
-	names := make([]string, 0, len(l.headers))
-	for k := range l.headers {
-		names = append(names, k)
+	if k, err := writeHead(&b, l.method, u, l.headers, op, ""); err != nil {
+		return nil, ConfigError(l.tool, "lookup.headers."+k, err)
 	}
-	sort.Strings(names)
-	for _, k := range names {
-		v, err := l.headers[k].Render(op)
-		if err != nil {
-			return nil, ConfigError(l.tool, "lookup.headers."+k, err)
-		}
-		fmt.Fprintf(&b, "%s: %s\r\n", http.CanonicalHeaderKey(k), v)
-	}
-	b.WriteString("User-Agent: onceproof\r\nContent-Length: 0\r\n\r\n")
-	return &Call{Op: op, Wire: b.Bytes(), BodyStart: b.Len(), Summary: l.method + " " + u.RequestURI()}, nil
+	return bodylessCall(op, l.method, u, &b), nil
 }
 
 // Classify says what an answer to a lookup means: found (with the result
