@@ -3,6 +3,7 @@ package openapi
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
 	"github.com/onceproof/onceproof/harness"
@@ -526,24 +528,15 @@ func ReadResultID(op *Operation) (string, string) {
 	if op.op.Responses == nil || op.op.Responses.Codes == nil {
 		return "", "the operation declares no responses"
 	}
-	for _, code := range resultCodes {
-		resp, ok := op.op.Responses.Codes.Get(code)
-		if !ok || resp == nil || resp.Content == nil {
-			continue
+	for code, schema := range jsonResults(op) {
+		s := flatten(schema, 0)
+		if p, how := idField(s); p != "" {
+			return p, fmt.Sprintf("%s of the %s response", how, code)
 		}
-		for ct, mt := range resp.Content.FromOldest() {
-			if !strings.Contains(strings.ToLower(ct), "json") || mt == nil {
-				continue
-			}
-			s := flatten(mt.Schema, 0)
-			if p, how := idField(s); p != "" {
-				return p, fmt.Sprintf("%s of the %s response", how, code)
-			}
-			for _, env := range []string{"data", "result", "item", "resource", "object"} {
-				for _, pr := range s.propsNamed(env) {
-					if p, how := idField(flatten(pr.schema, 1)); p != "" {
-						return "/" + escapePointer(pr.name) + p, fmt.Sprintf("%s inside %q of the %s response", how, pr.name, code)
-					}
+		for _, env := range []string{"data", "result", "item", "resource", "object"} {
+			for _, pr := range s.propsNamed(env) {
+				if p, how := idField(flatten(pr.schema, 1)); p != "" {
+					return "/" + escapePointer(pr.name) + p, fmt.Sprintf("%s inside %q of the %s response", how, pr.name, code)
 				}
 			}
 		}
@@ -551,33 +544,45 @@ func ReadResultID(op *Operation) (string, string) {
 	return "", "the 2xx response declares no id field: set result_id if it has one"
 }
 
+// jsonResults yields the schemas of the operation's 2xx JSON responses,
+// with their codes, in resultCodes order.
+func jsonResults(op *Operation) iter.Seq2[string, *base.SchemaProxy] {
+	return func(yield func(string, *base.SchemaProxy) bool) {
+		if op.op.Responses == nil || op.op.Responses.Codes == nil {
+			return
+		}
+		for _, code := range resultCodes {
+			resp, ok := op.op.Responses.Codes.Get(code)
+			if !ok || resp == nil || resp.Content == nil {
+				continue
+			}
+			for ct, mt := range resp.Content.FromOldest() {
+				if !strings.Contains(strings.ToLower(ct), "json") || mt == nil {
+					continue
+				}
+				if !yield(code, mt.Schema) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // volatileFields guesses the fields of the operation's 2xx JSON response
 // that a replay may change (timestamps, request and trace ids), as JSON
 // pointers, with a note saying where they come from (nil: none found).
 func volatileFields(op *Operation) ([]string, string) {
-	if op.op.Responses == nil || op.op.Responses.Codes == nil {
-		return nil, ""
-	}
-	for _, code := range resultCodes {
-		resp, ok := op.op.Responses.Codes.Get(code)
-		if !ok || resp == nil || resp.Content == nil {
-			continue
-		}
-		for ct, mt := range resp.Content.FromOldest() {
-			if !strings.Contains(strings.ToLower(ct), "json") || mt == nil {
-				continue
-			}
-			var out []string
-			if s := flatten(mt.Schema, 0); s != nil {
-				for _, p := range s.props {
-					if looksVolatile(p.name) {
-						out = append(out, "/"+escapePointer(p.name))
-					}
+	for code, schema := range jsonResults(op) {
+		var out []string
+		if s := flatten(schema, 0); s != nil {
+			for _, p := range s.props {
+				if looksVolatile(p.name) {
+					out = append(out, "/"+escapePointer(p.name))
 				}
 			}
-			if len(out) > 0 {
-				return out, fmt.Sprintf("guessed: fields of the %s response named like a time or a request id, which a replay may change", code)
-			}
+		}
+		if len(out) > 0 {
+			return out, fmt.Sprintf("guessed: fields of the %s response named like a time or a request id, which a replay may change", code)
 		}
 	}
 	return nil, ""
