@@ -55,6 +55,10 @@ func (d *Document) Draft(ops []*Operation) (spec.Draft, error) {
 		"does not state: check them. Replace each oracle: " + spec.OraclePlaceholder + " with something that counts",
 		"the operation's effects for one marker, then run onceproof certify --spec FILE.",
 	}}
+	if d.opts.Oracle.HTTP != nil || d.opts.Oracle.Command != nil {
+		draft.Comment[2] = "does not state: check them, and that each oracle counts the operation's"
+		draft.Comment[3] = "effects for one marker; then run onceproof certify --spec FILE."
+	}
 	used := map[string]bool{}
 	for _, op := range ops {
 		draft.Tools = append(draft.Tools, d.tool(op, used))
@@ -142,6 +146,11 @@ func (d *Document) tool(op *Operation, used map[string]bool) spec.ToolDraft {
 	where := "the request"
 	if markerAt != "" {
 		where = markerAt
+	}
+	if o := d.opts.Oracle; o.HTTP != nil || o.Command != nil {
+		t.Oracle = o
+		t.Notes["oracle"] = spec.Note{Text: fmt.Sprintf("given with the draft (discover --oracle-url): check that it counts this operation's\neffects for one marker (the marker travels in %s)", where)}
+		return t
 	}
 	t.Notes["oracle"] = spec.Note{Text: fmt.Sprintf(
 		"TODO: replace %s with an oracle that counts this operation's effects for one marker\n"+
