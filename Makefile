@@ -17,15 +17,19 @@ build:
 	CGO_ENABLED=0 $(GO) build -o bin/onceproof-fixture ./cmd/onceproof-fixture
 
 # Installs the Debian packages the tests need (when missing), builds the
-# images the container tests run, then runs every test.
+# images the container tests run, then runs every test: the module's, then
+# examples/thirdparty's (its own module, so that Fiber and fasthttp stay out
+# of onceproof's go.mod).
 test: images
 	$(GO) test -race -timeout 30m ./...
+	cd examples/thirdparty && $(GO) test -race -timeout 30m ./...
 
 deps:
 	bash .ci/deps
 
 vet:
 	$(GO) vet ./...
+	cd examples/thirdparty && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 
 fmt:
