@@ -122,7 +122,7 @@ func exitCode(ctx context.Context, err error) int {
 		return exitInterrupted
 	case errors.As(err, &ue), errors.Is(err, flag.ErrHelp), errors.Is(err, spec.ErrSpec), errors.Is(err, baseline.ErrBaseline), errors.Is(err, harness.ErrRemoteTarget):
 		return exitUsage
-	case errors.Is(err, scenarios.ErrNotApplicable):
+	case errors.Is(err, scenarios.ErrNotApplicable), errors.Is(err, container.ErrImageVersion):
 		return exitUsage
 	case errors.Is(err, harness.ErrPreflight), errors.Is(err, harness.ErrUnreachable), errors.Is(err, container.ErrNoDocker):
 		return exitUnreachable
@@ -384,7 +384,11 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		selected[i] = ts
 	}
 	lints := lintBeforeCertify(ctx, selected, c.quiet, stderr)
-	envOpts, closeDocker, err := containerOptions(ctx, selected, *localImages || len(imageMap) > 0, imageMap, stderr)
+	envLog := stderr
+	if c.quiet {
+		envLog = nil
+	}
+	envOpts, closeDocker, err := containerOptions(ctx, selected, *localImages || len(imageMap) > 0, imageMap, envLog)
 	if err != nil {
 		return 0, err
 	}
@@ -649,12 +653,36 @@ func containerOptions(ctx context.Context, selected []spec.Tool, local bool, ima
 		return opts, nil, fmt.Errorf("%w (the spec runs tools as containers; start Docker or certify a running tool by its URL)", err)
 	}
 	if local {
-		m := container.DefaultLocalImages()
+		m, explicit := container.DefaultLocalImages(), map[string]bool{}
 		for _, kv := range imageMap {
 			name, l, _ := strings.Cut(kv, "=")
-			m[name] = l
+			m[name], explicit[name] = l, true
 		}
-		opts.Images = container.LocalImages{Map: m, Docker: docker}
+		li := container.LocalImages{Map: m, Explicit: explicit, Docker: docker}
+		// Every image is resolved before anything starts, and what runs in
+		// its place is said.
+		var images []string
+		for _, ts := range selected {
+			if ts.IsContainer() {
+				images = append(images, ts.Container.Images()...)
+			}
+		}
+		slices.Sort(images)
+		subs, err := li.Plan(slices.Compact(images))
+		if err != nil {
+			_ = docker.Close()
+			return opts, nil, err
+		}
+		for _, s := range subs {
+			if s.Local != s.Image && log != nil {
+				line := fmt.Sprintf("image %s runs as the local build %s", s.Image, s.Local)
+				if s.Note != "" {
+					line += " (" + s.Note + ")"
+				}
+				fmt.Fprintln(log, line)
+			}
+		}
+		opts.Images = li
 	}
 	return opts, func() { _ = docker.Close() }, nil
 }
