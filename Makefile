@@ -8,7 +8,7 @@ ifneq ($(wildcard /.dockerenv),)
 export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 endif
 
-.PHONY: all build test deps images vet fmt bench soak fuzz demo ci clean
+.PHONY: all build test deps images vet fmt bench soak fuzz demo ci clean release-tools release-snapshot
 
 all: vet test
 
@@ -65,7 +65,24 @@ ci:
 	bash .ci/run
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
+
+# The release, built locally and published nowhere: archives for
+# linux/darwin/windows × amd64/arm64 with LICENSE and README, their SHA-256
+# checksums, a CycloneDX SBOM per archive and the CLI image (amd64 and arm64)
+# in the local Docker engine, all under dist/ (see .goreleaser.yaml). The
+# tools come from the Go module proxy, at pinned versions.
+GORELEASER_VERSION ?= v2.15.1
+CYCLONEDX_GOMOD_VERSION ?= v1.10.0
+TOOLS := $(CURDIR)/bin/tools
+
+release-tools:
+	GOBIN=$(TOOLS) $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+	GOBIN=$(TOOLS) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
+
+release-snapshot: release-tools
+	mkdir -p bin/image && cp /etc/ssl/certs/ca-certificates.crt bin/image/
+	PATH="$(TOOLS):$$PATH" DOCKER_BUILDKIT=0 ONCEPROOF_ROOT="$(CURDIR)" goreleaser release --snapshot --clean
 
 # Build every container image the project uses, locally (no registry needed);
 # fast when nothing changed.
