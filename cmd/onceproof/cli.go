@@ -632,7 +632,7 @@ func certifyTool(ctx context.Context, ts spec.Tool, envOpts container.EnvOptions
 		tr.Startup = startup
 		tr.Image, tr.ImageDigest, _ = ct.Env().ToolImage(context.WithoutCancel(ctx))
 	}
-	tr.Duration = time.Since(began)
+	tr.Duration, tr.Line = time.Since(began), ts.Line
 	return tr, err
 }
 
