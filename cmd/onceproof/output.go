@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/harness/report"
+	"github.com/onceproof/onceproof/harness/report/github"
 	"github.com/onceproof/onceproof/harness/report/html"
+	"github.com/onceproof/onceproof/harness/report/sarif"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -34,6 +36,8 @@ var formats = []format{
 	{"junit", func(w io.Writer, r *report.Report, _ bool) error { return r.WriteJUnit(w) }},
 	{"markdown", func(w io.Writer, r *report.Report, _ bool) error { return r.WriteMarkdown(w) }},
 	{"html", func(w io.Writer, r *report.Report, _ bool) error { return html.Write(w, r) }},
+	{"sarif", func(w io.Writer, r *report.Report, _ bool) error { return sarif.Write(w, r) }},
+	{"github", func(w io.Writer, r *report.Report, _ bool) error { return github.Write(w, r) }},
 }
 
 // formatNames lists the formats' names.

@@ -193,7 +193,7 @@ func rule(p report.Problem) Rule {
 		r.Properties = &Properties{Tags: []string{"onceproof", "lint", "idempotency"}}
 		r.HelpURI = InformationURI + "#lint-what-the-model-reads"
 	case report.ProblemScenario:
-		r.ShortDescription = Text{Text: "scenario " + p.RuleID + ": the tool does not keep exactly-once under its faults"}
+		r.ShortDescription = Text{Text: "onceproof scenario " + p.RuleID + ": what it checks must hold under its faults"}
 		r.Properties = &Properties{Tags: []string{"onceproof", "scenario", "idempotency"}}
 		r.HelpURI = InformationURI + "#scenarios"
 	case report.ProblemBaseline:
