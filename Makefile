@@ -2,7 +2,10 @@
 GO ?= go
 
 # No registry here: testcontainers must not start its reaper (its image would
-# be pulled); inside a container, mapped ports are reached on loopback.
+# be pulled). onceproof finds where a container's ports are published by
+# itself (harness/container: inside a container too); the override is for
+# the tests that drive testcontainers' own postgres and redis modules
+# (cmd/onceproof-images), whose detection picks the default route here.
 export TESTCONTAINERS_RYUK_DISABLED := true
 ifneq ($(wildcard /.dockerenv),)
 export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
