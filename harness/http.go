@@ -381,6 +381,29 @@ func (t *HTTPTool) Send(ctx context.Context, conn net.Conn, call *Call, deadline
 	return r
 }
 
+// CheckHTTPURL returns what is wrong with an http(s) URL in a spec ("" if
+// nothing): a scheme, a host, a port in range and no credentials.
+func CheckHTTPURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Sprintf("bad URL %q: %v", s, errors.Unwrap(err))
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Sprintf("bad URL %q: want http://host:port/path (scheme http or https)", s)
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Sprintf("bad URL %q: no host; want http://host:port/path", s)
+	case u.User != nil:
+		return fmt.Sprintf("bad URL %q: credentials in the URL are not sent; use an Authorization header", s)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Sprintf("bad URL %q: bad port %q", s, p)
+		}
+	}
+	return ""
+}
+
 // ReadResultID reads the value at p in a JSON body as a string ("" when absent).
 func ReadResultID(p Pointer, body []byte) string {
 	var doc any

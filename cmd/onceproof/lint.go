@@ -147,7 +147,7 @@ func lintSpec(ctx context.Context, path string, names []string, allowRemote bool
 	var out []report.ToolReport
 	for _, ts := range selected {
 		var res lint.Result
-		if ts.MCP == nil {
+		if _, ok := ts.MCPServer(); !ok {
 			res = ts.LintHTTP()
 			out = append(out, report.ToolReport{Name: ts.Name, Lint: &res})
 			continue
@@ -170,22 +170,23 @@ func lintSpec(ctx context.Context, path string, names []string, allowRemote bool
 // in servers) and returns the one ts names. A server that does not answer
 // is ErrUnreachable; one without the tool, a spec error at mcp.tool.
 func specMCPTool(ctx context.Context, ts spec.Tool, servers map[string][]*mcp.Tool, guard *harness.Guard) (*mcp.Tool, error) {
-	listed, ok := servers[ts.MCP.URL]
+	srv, _ := ts.MCPServer()
+	listed, ok := servers[srv.Where()]
 	if !ok {
 		var err error
-		if listed, err = listTools(ctx, ts.MCP.URL, guard); err != nil {
+		if listed, err = srv.ListTools(ctx, guard); err != nil {
 			return nil, fmt.Errorf("%w: tool %s: %w", harness.ErrUnreachable, ts.Name, err)
 		}
-		servers[ts.MCP.URL] = listed
+		servers[srv.Where()] = listed
 	}
 	var have []string
 	for _, t := range listed {
-		if t.Name == ts.MCP.Tool {
+		if t.Name == srv.Call().Tool {
 			return t, nil
 		}
 		have = append(have, t.Name)
 	}
-	return nil, ts.FieldError("mcp.tool", fmt.Sprintf("the server at %s has no tool %q (it has: %s)", ts.MCP.URL, ts.MCP.Tool, strings.Join(have, ", ")))
+	return nil, ts.FieldError("mcp.tool", fmt.Sprintf("%s has no tool %q (it has: %s)", srv.Where(), srv.Call().Tool, strings.Join(have, ", ")))
 }
 
 // lintBeforeCertify lints the selected tools of a spec before certify runs
@@ -199,9 +200,9 @@ func lintBeforeCertify(ctx context.Context, selected []spec.Tool, quiet bool, st
 	n := 0
 	for _, ts := range selected {
 		var res lint.Result
-		if ts.MCP == nil {
+		if _, ok := ts.MCPServer(); !ok {
 			res = ts.LintHTTP()
-		} else if tool, err := specMCPTool(ctx, ts, servers, ts.MCP.Guard); err != nil {
+		} else if tool, err := specMCPTool(ctx, ts, servers, ts.Common.Guard); err != nil {
 			res = lint.Result{Skipped: err.Error(), Findings: []lint.Finding{}}
 		} else {
 			res = ts.LintMCP(tool)
