@@ -350,6 +350,15 @@ func (c *watchedConn) finish() {
 	}
 }
 
+// Renew makes the next attempts of a [Renewer] tool go to restarted
+// server processes (nothing for another tool).
+func (s *Session) Renew(ctx context.Context) error {
+	if r, ok := s.tool.(Renewer); ok {
+		return r.Renew(ctx)
+	}
+	return nil
+}
+
 // Ready prepares a Readier tool (an MCP session) through the proxy; call it
 // before arming a fault.
 func (s *Session) Ready(ctx context.Context) error {

@@ -38,6 +38,11 @@ type Call struct {
 	// BodyStart is the offset of the body in Wire (len(Wire) when there is
 	// none); a torn request is cut after it.
 	BodyStart int
+	// BodyEnd, when set, is the offset where the body ends, framing
+	// following it (a JSON-RPC envelope's closing brace and newline); 0
+	// means the body runs to the end of Wire. A torn request is cut before
+	// it, so that what arrives is never the whole body.
+	BodyEnd int
 	// Summary describes the call in one line for logs ("POST /tickets").
 	Summary string
 }

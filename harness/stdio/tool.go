@@ -288,7 +288,7 @@ func (t *Tool) Prepare(op harness.Operation) (*harness.Call, error) {
 	}
 	head := fmt.Sprintf(`%s%d,"method":"tools/call","params":`, wirePrefix, firstID)
 	wire := append(append([]byte(head), params...), "}\n"...)
-	return &harness.Call{Op: op, Wire: wire, BodyStart: len(head), Summary: "tools/call " + t.caller.Tool()}, nil
+	return &harness.Call{Op: op, Wire: wire, BodyStart: len(head), BodyEnd: len(head) + len(params), Summary: "tools/call " + t.caller.Tool()}, nil
 }
 
 // stamp returns the call's line with attempt id id.
