@@ -125,7 +125,7 @@ func lintServer(ctx context.Context, endpoint string, names []string, allowRemot
 
 // lintSpec lints a spec's tools (those named, when names are given).
 func lintSpec(ctx context.Context, path string, names []string, allowRemote bool) ([]report.ToolReport, error) {
-	sp, err := spec.Load(path)
+	sp, err := loadSpec(ctx, path)
 	if err != nil {
 		if !errors.Is(err, spec.ErrSpec) {
 			return nil, usagef("%v", err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,6 +86,25 @@ type Spec struct {
 	// [Parse]).
 	Path  string
 	Tools []Tool
+	// Env are the environment variables the spec's templates read with
+	// {{.Env "NAME"}}, sorted: their values are secrets (see [Spec.Secrets]).
+	Env []string
+}
+
+// envUseRE finds the variables a spec reads with {{.Env "NAME"}} anywhere
+// in its text (a template checks the form of each call).
+var envUseRE = regexp.MustCompile("\\.Env\\s+[\"`]([A-Za-z_][A-Za-z0-9_]*)[\"`]")
+
+// Secrets are the values of the spec's {{.Env}} variables by name (those
+// set): whatever onceproof writes leaves them out (see report.Redactor).
+func (s *Spec) Secrets() map[string]string {
+	out := map[string]string{}
+	for _, name := range s.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			out[name] = v
+		}
+	}
+	return out
 }
 
 // Tool is one tool of a spec, validated and ready to build.
@@ -276,7 +296,22 @@ func Parse(name string, data []byte) (*Spec, error) {
 	if err := d.err(); err != nil {
 		return nil, err
 	}
+	spec.Env = EnvNames(data)
 	return spec, nil
+}
+
+// EnvNames are the environment variables spec text reads with {{.Env
+// "NAME"}}, sorted (a spec that does not load included: its errors may
+// quote a rendered secret).
+func EnvNames(data []byte) []string {
+	var names []string
+	for _, m := range envUseRE.FindAllSubmatch(data, -1) {
+		if name := string(m[1]); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // spec decodes the root mapping.

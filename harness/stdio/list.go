@@ -43,7 +43,6 @@ func ListTools(ctx context.Context, argv, env []string, dir string) ([]*sdk.Tool
 	return tools, nil
 }
 
-
 // ListTools implements mcp.Server: the server is started, asked and
 // stopped (a command is local: the guard has nothing to check).
 func (s section) ListTools(ctx context.Context, _ *harness.Guard) ([]*sdk.Tool, error) {

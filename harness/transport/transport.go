@@ -100,4 +100,3 @@ type Section interface {
 	// Errorf reports an error about field name ("" for the section).
 	Errorf(name, format string, args ...any)
 }
-
