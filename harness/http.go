@@ -258,6 +258,16 @@ func (t *HTTPTool) ResultIDPointer() string {
 	return t.resultID.String()
 }
 
+// Secrets implements Secretive: the environment variables its request
+// templates read.
+func (t *HTTPTool) Secrets() []string {
+	names := append(t.body.EnvNames(), t.errorBody.EnvNames()...)
+	for _, h := range t.headers {
+		names = append(names, h.EnvNames()...)
+	}
+	return names
+}
+
 // Lookup implements Lookuper: the tool's lookup, nil when it declares
 // none.
 func (t *HTTPTool) Lookup() *Lookup { return t.lookup }

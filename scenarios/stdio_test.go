@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/onceproof/onceproof/harness"
 	"github.com/onceproof/onceproof/harness/mcp"
 	"github.com/onceproof/onceproof/harness/report"
+	"github.com/onceproof/onceproof/harness/repro"
 	"github.com/onceproof/onceproof/harness/stdio"
 	"github.com/onceproof/onceproof/scenarios"
 )
@@ -102,4 +104,49 @@ func TestStdioMemoryKeysWithOneProcess(t *testing.T) {
 	want := map[string]string{"lost-response": "fail", "pre-server-error": "pass", "concurrent-duplicate": "pass", "key-mismatch": "pass",
 		"distinct-keys": "pass", "replay": "pass", "crash-restart": "fail", "annotations": "pass"}
 	assert.Equal(t, want, got, "%s", failures(rep))
+}
+
+// TestStdioReproducerRuns: the reproducer of a stdio tool's failure, run
+// with bash against a fresh store, makes the duplicate the report
+// describes, with no proxy.
+func TestStdioReproducerRuns(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid is not installed")
+	}
+	for _, tc := range []struct {
+		tool   string
+		id     scenarios.ID
+		reason string
+	}{
+		{fixtures.StdioSendNotice, scenarios.LostResponse, "a lost response and a retry"},
+		{fixtures.StdioCreateTicketMemory, scenarios.CrashRestart, "a crash after the commit: the restarted process has never seen the key"},
+		{fixtures.StdioSendNotice, scenarios.ConcurrentDuplicate, "held duplicates released together"},
+	} {
+		t.Run(tc.tool+"/"+string(tc.id), func(t *testing.T) {
+			tool, _ := stdioTool(t, tc.tool, 0)
+			cfg := fast
+			cfg.Scenarios, cfg.Checks, cfg.Seed = []scenarios.ID{tc.id}, 20, 3
+			rep, err := scenarios.Run(context.Background(), tool, cfg)
+			require.NoError(t, err)
+			s := rep.Scenarios[0]
+			require.Equal(t, report.Fail, s.Verdict, tc.reason)
+			scripts, err := repro.WriteScripts(t.TempDir(), &report.Report{Tools: []report.ToolReport{rep}}, func(tr string) repro.ScriptFunc {
+				if tr == stdio.Record {
+					return stdio.Script
+				}
+				return nil
+			})
+			require.NoError(t, err)
+			require.Len(t, scripts, 1)
+			fresh := filepath.Join(t.TempDir(), "fresh.jsonl")
+			cmd := exec.Command("bash", scripts[0])
+			cmd.Env = append(os.Environ(), fixtures.EnvStdioStore+"="+fresh)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			marker := s.Counterexample.Effects[0].Marker
+			n, err := fixtures.StdioCount(fresh, marker)
+			require.NoError(t, err)
+			require.Greater(t, n, 1, "the script makes a duplicate:\n%s", out)
+		})
+	}
 }

@@ -20,7 +20,7 @@ var Kind = &transport.Kind{
 	Unsupported: mcp.Unsupported,
 	NoHeaders:   mcp.NoHeaders,
 	Decode:      decode,
-	Script:      nil,
+	Script:      Script,
 }
 
 // decode decodes an mcp section with a command.
