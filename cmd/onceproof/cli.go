@@ -470,7 +470,7 @@ func finish(rep *report.Report, known *baseline.Baseline, outs []output, cert *c
 		}
 	}
 	if reproDir != "" {
-		scripts, err := repro.Write(reproDir, rep)
+		scripts, err := repro.WriteScripts(reproDir, rep, transportScript)
 		if err != nil {
 			return 0, err
 		}

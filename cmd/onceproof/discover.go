@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -17,14 +19,17 @@ import (
 
 	"github.com/onceproof/onceproof/harness"
 	"github.com/onceproof/onceproof/harness/spec"
+	"github.com/onceproof/onceproof/harness/stdio"
 )
 
-// discover lists the tools an MCP server (--mcp) or an OpenAPI document
-// (--openapi) describes and writes a starter spec certify accepts once each
-// oracle points at what counts the tool's effects.
+// discover lists the tools an MCP server (--mcp URL, or --mcp-command CMD
+// for a server over stdio) or an OpenAPI document (--openapi) describes
+// and writes a starter spec certify accepts once each oracle points at
+// what counts the tool's effects.
 func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
 	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint `URL`, e.g. http://127.0.0.1:8090/mcp")
+	serverCmd := fs.String("mcp-command", "", "an MCP server over stdio: its command line `CMD`, e.g. 'node build/index.js' (started, asked, stopped)")
 	document := fs.String("openapi", "", "an OpenAPI 3.0 or 3.1 document, a `FILE` or an http(s) URL")
 	out := fs.String("out", "", "write the starter spec to `FILE` (default: standard output after the table)")
 	oracle := fs.String("oracle-url", "", "--mcp: oracle `URL` template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
@@ -33,8 +38,8 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if help, err := parse(fs, args, discoverUsage, stdout); help || err != nil {
 		return exitOK, err
 	}
-	if (*endpoint == "") == (*document == "") {
-		return 0, usagef("discover: want exactly one of --mcp URL and --openapi FILE|URL")
+	if given(*endpoint, *document, *serverCmd) != 1 {
+		return 0, usagef("discover: want exactly one of --mcp URL, --mcp-command CMD and --openapi FILE|URL")
 	}
 	// The starter spec's file is opened before anything is fetched.
 	var file *target
@@ -53,6 +58,11 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return discoverOpenAPI(ctx, *document, file, o, stdout, stderr)
 	case o.setForOpenAPI():
 		return 0, usagef("discover: --operation, --server and --server-var are for --openapi")
+	case *serverCmd != "":
+		if *oracle != "" {
+			return 0, usagef("discover: --oracle-url is for --mcp; a stdio server's spec gets an oracle placeholder")
+		}
+		return discoverCommand(ctx, *serverCmd, *out, file, stdout, stderr)
 	}
 	u, err := url.Parse(*endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -69,6 +79,105 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
 	}
+	printTools(stdout, tools)
+	return writeDraft(starterSpec(spec.MCPDraft{URL: *endpoint}, "--mcp "+*endpoint, *oracle, tools), file, "fill in each tool's oracle", stdout, stderr)
+}
+
+// given counts the flags set.
+func given(values ...string) int {
+	n := 0
+	for _, v := range values {
+		if v != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// discoverCommand starts the stdio MCP server line, lists its tools and
+// writes a starter spec whose entries start it the same way (from the
+// directory discover ran in) with an oracle placeholder.
+func discoverCommand(ctx context.Context, line, out string, file *target, stdout, stderr io.Writer) (int, error) {
+	argv, err := splitCommand(line)
+	if err != nil {
+		return 0, usagef("discover: --mcp-command: %v", err)
+	}
+	tools, err := stdio.ListTools(ctx, argv, nil, "")
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
+	}
+	printTools(stdout, tools)
+	section := spec.MCPDraft{Command: argv}
+	if out != "" {
+		// The spec runs its server from where discover ran it.
+		cwd, err1 := os.Getwd()
+		dir, err2 := filepath.Abs(filepath.Dir(out))
+		if err1 == nil && err2 == nil {
+			if rel, err := filepath.Rel(dir, cwd); err == nil && rel != "." {
+				section.Dir = rel
+			}
+		}
+	}
+	return writeDraft(starterSpec(section, "--mcp-command "+line, "", tools), file, "fill in each tool's oracle", stdout, stderr)
+}
+
+// splitCommand splits a command line into words as a shell would, with
+// single and double quotes and backslashes (no expansion of any kind).
+func splitCommand(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord, quote := false, rune(0)
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				w.WriteRune(r)
+			}
+		case quote == '"':
+			switch {
+			case r == '"':
+				quote = 0
+			case r == '\\' && i+1 < len(rs) && strings.ContainsRune(`"\$`+"`", rs[i+1]):
+				i++
+				w.WriteRune(rs[i])
+			default:
+				w.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == '\\' && i+1 < len(rs):
+			i++
+			w.WriteRune(rs[i])
+			inWord = true
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unterminated %c quote in %q", quote, s)
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	if len(words) == 0 {
+		return nil, fmt.Errorf("empty command")
+	}
+	return words, nil
+}
+
+// printTools prints the table of a server's tools and their annotations.
+func printTools(stdout io.Writer, tools []*mcp.Tool) {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "tool\tclass\treadOnlyHint\tidempotentHint\tdestructiveHint\t")
 	for _, t := range tools {
@@ -80,7 +189,6 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t\n", t.Name, class, ro, idem, destr)
 	}
 	_ = tw.Flush()
-	return writeDraft(starterSpec(*endpoint, *oracle, tools), file, "fill in each tool's oracle", stdout, stderr)
 }
 
 // writeDraft writes a starter spec to file (opened before the run), or to
@@ -102,6 +210,7 @@ func writeDraft(d spec.Draft, file *target, todo string, stdout, stderr io.Write
 }
 
 const discoverUsage = `Usage: onceproof discover --mcp URL [--out FILE] [--oracle-url URL]
+       onceproof discover --mcp-command CMD [--out FILE]
        onceproof discover --openapi FILE|URL [--out FILE] [--operation ID]... [--server URL]
                           [--server-var NAME=VALUE]... [--allow-remote]`
 
@@ -141,10 +250,11 @@ func hints(t *mcp.Tool) (readOnly, idempotent bool, destructive string) {
 	return t.Annotations.ReadOnlyHint, t.Annotations.IdempotentHint, destructive
 }
 
-// starterSpec drafts a spec entry per tool.
-func starterSpec(endpoint, oracle string, tools []*mcp.Tool) spec.Draft {
+// starterSpec drafts a spec entry per tool, each with section (its url, or
+// its command) and oracle ("" for the placeholder).
+func starterSpec(section spec.MCPDraft, source, oracle string, tools []*mcp.Tool) spec.Draft {
 	d := spec.Draft{Comment: []string{
-		"Starter spec written by onceproof discover --mcp " + endpoint,
+		"Starter spec written by onceproof discover " + source,
 		"Check each tool's arguments and point its oracle at something that counts the",
 		"tool's effects for a marker (an HTTP count endpoint, a SQL query, a command).",
 	}}
@@ -155,14 +265,16 @@ func starterSpec(endpoint, oracle string, tools []*mcp.Tool) spec.Draft {
 		if ro {
 			class = "claims readOnlyHint: only the annotations check runs"
 		}
+		m := section
+		m.Tool, m.Arguments, m.KeyArgument = t.Name, args, keyArg
 		td := spec.ToolDraft{
 			Name:    specName(t.Name),
 			Comment: []string{t.Name + " — " + class},
-			MCP:     &spec.MCPDraft{URL: endpoint, Tool: t.Name, Arguments: args, KeyArgument: keyArg},
+			MCP:     &m,
 			// Most tools that create something return its id; the preflight
 			// refuses a result_id that finds nothing.
 			ResultID: resultIDPointer(t.OutputSchema),
-			Oracle:   spec.OracleDraft{HTTP: &spec.OracleHTTPDraft{URL: oracle, Count: "/count"}},
+
 			Notes: map[string]spec.Note{
 				"mcp.arguments": {Guessed: true, Text: "from the input schema: every property, the marker in the first string"},
 				"result_id":     {Guessed: true, Text: "the id the output schema names"},
@@ -171,6 +283,11 @@ func starterSpec(endpoint, oracle string, tools []*mcp.Tool) spec.Draft {
 		}
 		if td.ResultID == "" {
 			delete(td.Notes, "result_id")
+		}
+		if oracle != "" {
+			td.Oracle = spec.OracleDraft{HTTP: &spec.OracleHTTPDraft{URL: oracle, Count: "/count"}}
+		} else {
+			td.Notes["oracle"] = spec.Note{Text: "TODO: an oracle that counts this tool's effects for one marker (a command reading the server's store, an HTTP count, SQL...)"}
 		}
 		switch {
 		case keyArg != "":

@@ -17,9 +17,10 @@ import (
 	"github.com/onceproof/onceproof/harness/lint"
 	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/harness/spec"
+	"github.com/onceproof/onceproof/harness/stdio"
 )
 
-const lintUsage = "Usage: onceproof lint --mcp URL | --spec FILE [--tool NAME]... [--format F [--out FILE]]... [--fail-on error|warning|info|never] [--allow-remote]"
+const lintUsage = "Usage: onceproof lint --mcp URL | --mcp-command CMD | --spec FILE [--tool NAME]... [--format F [--out FILE]]... [--fail-on error|warning|info|never] [--allow-remote]"
 
 // lintCmd reads what the model reads about each tool — an MCP server's
 // tools as tools/list shows them (--mcp), or a spec's tools (--spec: its
@@ -29,6 +30,7 @@ const lintUsage = "Usage: onceproof lint --mcp URL | --spec FILE [--tool NAME]..
 func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
 	endpoint := fs.String("mcp", "", "an MCP server's Streamable HTTP endpoint: lint every tool it lists")
+	serverCmd := fs.String("mcp-command", "", "an MCP server over stdio, its command line: start it and lint every tool it lists")
 	specPath := fs.String("spec", "", "a spec file: lint its tools (MCP tools are listed from their servers)")
 	var tools []string
 	fs.Func("tool", "lint only this tool (repeatable; the MCP tool's name with --mcp, the spec entry's with --spec)", func(s string) error {
@@ -46,8 +48,8 @@ func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if err != nil {
 		return 0, usagef("lint: --fail-on: %v", err)
 	}
-	if (*endpoint == "") == (*specPath == "") {
-		return 0, usagef("lint: give exactly one of --mcp URL and --spec FILE")
+	if given(*endpoint, *serverCmd, *specPath) != 1 {
+		return 0, usagef("lint: give exactly one of --mcp URL, --mcp-command CMD and --spec FILE")
 	}
 	list, err := outs.resolve()
 	if err != nil {
@@ -58,9 +60,12 @@ func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	defer discardOutputs(list)
 	rep := &report.Report{Version: report.ReportVersion, Kind: report.KindLint, Onceproof: onceproofVersion(), Started: time.Now().UTC()}
-	if *endpoint != "" {
+	switch {
+	case *endpoint != "":
 		rep.Tools, err = lintServer(ctx, *endpoint, tools, *allowRemote)
-	} else {
+	case *serverCmd != "":
+		rep.Tools, err = lintCommand(ctx, *serverCmd, tools)
+	default:
 		rep.Tools, err = lintSpec(ctx, *specPath, tools, *allowRemote)
 	}
 	if err != nil {
@@ -103,13 +108,33 @@ func lintServer(ctx context.Context, endpoint string, names []string, allowRemot
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
 	}
+	return lintListed(endpoint, listed, names)
+}
+
+// lintCommand starts the stdio MCP server line and lints the tools it
+// lists (those named, when names are given).
+func lintCommand(ctx context.Context, line string, names []string) ([]report.ToolReport, error) {
+	argv, err := splitCommand(line)
+	if err != nil {
+		return nil, usagef("lint: --mcp-command: %v", err)
+	}
+	listed, err := stdio.ListTools(ctx, argv, nil, "")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
+	}
+	return lintListed(line, listed, names)
+}
+
+// lintListed lints the listed tools of the server where (those named, when
+// names are given).
+func lintListed(where string, listed []*mcp.Tool, names []string) ([]report.ToolReport, error) {
 	var have []string
 	for _, t := range listed {
 		have = append(have, t.Name)
 	}
 	for _, n := range names {
 		if !slices.Contains(have, n) {
-			return nil, usagef("lint: --tool %s: %s has no such tool (it has: %s)", n, endpoint, strings.Join(have, ", "))
+			return nil, usagef("lint: --tool %s: %s has no such tool (it has: %s)", n, where, strings.Join(have, ", "))
 		}
 	}
 	var out []report.ToolReport

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/onceproof/onceproof/harness/report"
+	"github.com/onceproof/onceproof/harness/repro"
 	"github.com/onceproof/onceproof/harness/spec"
 )
 
@@ -38,4 +39,13 @@ func loadSpec(ctx context.Context, path string) (*spec.Spec, error) {
 		}
 	}
 	return spec.Load(path)
+}
+
+// transportScript is the reproducer of the transport whose attempts record
+// transport, when it has its own (nil: repro's proxy-and-curl script).
+func transportScript(transport string) repro.ScriptFunc {
+	if k := spec.KindOf(transport); k != nil && k.Script != nil {
+		return k.Script
+	}
+	return nil
 }
