@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // slot is one place a server process runs: the loopback bridge that its
@@ -21,7 +22,13 @@ type slot struct {
 	proc    *proc
 	renewal string // why the next Ready replaces the process ("" for no reason)
 	lastWhy string // why the last process went away
+	open    int    // bridge connections not yet ended
+	ended   chan struct{}
 }
+
+// settleWait bounds how long ready waits for the bridge connections of
+// finished attempts to end (the proxy closes them just after the caller).
+const settleWait = time.Second
 
 // serve accepts the proxy's connections until the listener closes.
 func (s *slot) serve() {
@@ -42,7 +49,9 @@ func (s *slot) bridge(c net.Conn) {
 	defer c.Close()
 	s.mu.Lock()
 	p := s.proc
+	s.open++
 	s.mu.Unlock()
+	defer s.end()
 	if p == nil || !p.usable() || !p.attach(c) {
 		return
 	}
@@ -62,6 +71,39 @@ func (s *slot) bridge(c net.Conn) {
 			p.tear(line)
 		}
 		return
+	}
+}
+
+// end records that a bridge connection ended.
+func (s *slot) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.open--
+	if s.open == 0 && s.ended != nil {
+		close(s.ended)
+		s.ended = nil
+	}
+}
+
+// settle waits (a bounded while) until the connections of earlier
+// attempts have ended, so that what they did to the process (a torn
+// stdin) is known before the next attempt.
+func (s *slot) settle() {
+	s.mu.Lock()
+	if s.open == 0 {
+		s.mu.Unlock()
+		return
+	}
+	if s.ended == nil {
+		s.ended = make(chan struct{})
+	}
+	ended := s.ended
+	s.mu.Unlock()
+	t := time.NewTimer(settleWait)
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
 	}
 }
 
@@ -98,6 +140,7 @@ func lineID(line []byte) (int64, bool) {
 // has none, or replacing the one it has when it cannot serve or the
 // caller renewed it.
 func (s *slot) ready(ctx context.Context) error {
+	s.settle()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.proc
