@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,4 +154,68 @@ tools:
 	require.Equal(t, exitUnreachable, code, "%s\n%s", out, errOut)
 	require.Contains(t, out+errOut, "bad.yaml:5: tools[0].mcp.command")
 	_ = exec.ErrNotFound
+}
+
+// TestSIGINTLeavesNoServerProcess: onceproof interrupted in the middle of
+// certifying a stdio tool exits 130 and leaves no server process behind,
+// nor anything a server started.
+func TestSIGINTLeavesNoServerProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds onceproof")
+	}
+	bin := filepath.Join(t.TempDir(), "onceproof")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	raw := make([]byte, 4)
+	_, _ = rand.Read(raw)
+	tok := strconv.FormatUint(uint64(raw[0])<<24|uint64(raw[1])<<16|uint64(raw[2])<<8|uint64(raw[3]), 10) + "9"
+	store := filepath.Join(t.TempDir(), "store.jsonl")
+	sp := filepath.Join(t.TempDir(), "stdio.yaml")
+	require.NoError(t, os.WriteFile(sp, []byte(`version: 1
+tools:
+  - name: t
+    mcp:
+      command: [sh, -c, 'sleep "300.$1" & exec "$0" "$1"', `+self+`, "`+tok+`"]
+      env: {`+fixtures.EnvStdioStore+`: `+store+`}
+      tool: create_ticket
+      arguments: '{"subject":"{{.Marker}}","amount":{{.Int 1 9}}}'
+      key_argument: idempotency_key
+    oracle: {command: [sh, -c, '`+fixtures.EnvStdioCount+`=`+store+` exec `+self+`']}
+`), 0o644))
+	cmd := exec.Command(bin, "certify", "--spec", sp, "--checks", "100000")
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	running := func() bool { return len(processesWith(tok)) >= 4 }
+	if !assert.Eventually(t, running, 30*time.Second, 10*time.Millisecond, "the servers never started") {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatal(log.String())
+	}
+	time.Sleep(300 * time.Millisecond) // well inside the scenarios
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	_ = cmd.Wait()
+	require.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), log.String())
+	gone := func() bool { return len(processesWith(tok)) == 0 }
+	require.Eventually(t, gone, 2*time.Second, 10*time.Millisecond, "processes left after SIGINT: %v", processesWith(tok))
+}
+
+// processesWith lists the processes whose command line contains s.
+func processesWith(s string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(s)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

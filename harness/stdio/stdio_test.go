@@ -61,7 +61,7 @@ func newTool(t *testing.T, tok string, processes int) (*stdio.Tool, string) {
 	store := filepath.Join(t.TempDir(), "store.jsonl")
 	tool, err := stdio.New(stdio.Config{Name: "t", Command: []string{"sh", "-c", `sleep "300.$1" & exec "$0" "$1"`, self, tok},
 		Env: map[string]string{fixtures.EnvStdioStore: store}, Processes: processes,
-		Call: mcp.CallConfig{Tool: fixtures.StdioCreateTicket, Arguments: `{"subject":"{{.Marker}}","amount":{{.Int 1 9}}}`, KeyArgument: "idempotency_key", Timeout: 2 * time.Second},
+		Call:   mcp.CallConfig{Tool: fixtures.StdioCreateTicket, Arguments: `{"subject":"{{.Marker}}","amount":{{.Int 1 9}}}`, KeyArgument: "idempotency_key", Timeout: 2 * time.Second},
 		Oracle: harness.OracleFunc(func(_ context.Context, m string) (int, error) { return fixtures.StdioCount(store, m) })})
 	require.NoError(t, err)
 	return tool, store
