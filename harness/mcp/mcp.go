@@ -363,14 +363,15 @@ func (t *MCPTool) Send(ctx context.Context, conn net.Conn, call *harness.Call, d
 		return harness.Reply{Outcome: harness.Unknown, Err: fmt.Errorf("tools/call: the call's parameters are not JSON: %w", err), Note: note}
 	}
 	_ = conn.SetDeadline(deadline)
-	t.conns <- conn
+	handed := frame(conn)
+	t.conns <- handed
 	cctx, cancel := context.WithDeadline(context.WithValue(ctx, opKey{}, call.Op), deadline)
 	defer cancel()
 	res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: params.Name, Arguments: params.Arguments, Meta: params.Meta})
 	// A connection the client never dialled stays queued: take it back.
 	select {
 	case c := <-t.conns:
-		if c != conn {
+		if c != handed {
 			t.conns <- c
 		}
 	default:
