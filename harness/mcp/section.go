@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -130,7 +131,8 @@ func DecodeHeaders(s transport.Section) map[string]string {
 		return m
 	}
 	canon := map[string]string{}
-	for name, v := range m {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		v := m[name]
 		field := "headers." + name
 		ck := http.CanonicalHeaderKey(name)
 		switch {

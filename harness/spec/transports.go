@@ -313,12 +313,18 @@ func (s *section) Errorf(name, format string, args ...any) {
 		return
 	}
 	line := s.fs.line
+	path := joinField(s.fs.path, name)
 	if f, ok := s.fs.m[name]; ok {
 		line = f.line
-	} else if k, _, ok := strings.Cut(name, "."); ok {
+	} else if k, entry, ok := strings.Cut(name, "."); ok {
+		// An entry of a mapping field (headers.NAME, env.NAME).
+		path = joinField(s.fs.path, k) + fieldKey(entry)
 		if f, ok := s.fs.m[k]; ok {
 			line = f.line
 		}
+		if l, ok := s.d.t.lines[strings.TrimPrefix(path, s.d.t.path+".")]; ok {
+			line = l
+		}
 	}
-	s.d.errorf(line, joinField(s.fs.path, name), format, args...)
+	s.d.errorf(line, path, format, args...)
 }

@@ -1,6 +1,7 @@
 package stdio
 
 import (
+	"maps"
 	"path/filepath"
 	"slices"
 
@@ -33,7 +34,8 @@ func decode(s transport.Section) transport.Config {
 		c.Command = argv
 	}
 	if env, ok := s.StringMap("env"); ok {
-		for k, v := range env {
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			v := env[k]
 			if !envNameOK(k) {
 				s.Errorf("env."+k, "bad environment variable name %q: want letters, digits and '_', not starting with a digit", k)
 				continue
