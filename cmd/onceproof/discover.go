@@ -18,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/onceproof/onceproof/harness"
+	omcp "github.com/onceproof/onceproof/harness/mcp"
 	"github.com/onceproof/onceproof/harness/spec"
-	"github.com/onceproof/onceproof/harness/stdio"
 )
 
 // discover lists the tools an MCP server (--mcp URL, or --mcp-command CMD
@@ -28,8 +28,7 @@ import (
 // what counts the tool's effects.
 func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
-	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint `URL`, e.g. http://127.0.0.1:8090/mcp")
-	serverCmd := fs.String("mcp-command", "", "an MCP server over stdio: its command line `CMD`, e.g. 'node build/index.js' (started, asked, stopped)")
+	servers := serverFlags(fs)
 	document := fs.String("openapi", "", "an OpenAPI 3.0 or 3.1 document, a `FILE` or an http(s) URL")
 	out := fs.String("out", "", "write the starter spec to `FILE` (default: standard output after the table)")
 	oracle := fs.String("oracle-url", "", "--mcp: oracle `URL` template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
@@ -38,8 +37,9 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if help, err := parse(fs, args, discoverUsage, stdout); help || err != nil {
 		return exitOK, err
 	}
-	if given(*endpoint, *document, *serverCmd) != 1 {
-		return 0, usagef("discover: want exactly one of --mcp URL, --mcp-command CMD and --openapi FILE|URL")
+	chosen := givenServers(servers)
+	if len(chosen)+given(*document) != 1 {
+		return 0, usagef("discover: want exactly one of %s and --openapi FILE|URL", serverChoices(servers))
 	}
 	// The starter spec's file is opened before anything is fetched.
 	var file *target
@@ -58,29 +58,37 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return discoverOpenAPI(ctx, *document, file, o, stdout, stderr)
 	case o.setForOpenAPI():
 		return 0, usagef("discover: --operation, --server and --server-var are for --openapi")
-	case *serverCmd != "":
-		if *oracle != "" {
-			return 0, usagef("discover: --oracle-url is for --mcp; a stdio server's spec gets an oracle placeholder")
-		}
-		return discoverCommand(ctx, *serverCmd, *out, file, stdout, stderr)
 	}
-	u, err := url.Parse(*endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return 0, usagef("discover: --mcp: want http://host:port/path, got %q", *endpoint)
-	}
-	guard := &harness.Guard{AllowRemote: o.allowRemote}
-	if err := guard.CheckURL(*endpoint); err != nil {
-		return 0, fmt.Errorf("--mcp: %w", err)
-	}
-	if *oracle == "" {
-		*oracle = u.Scheme + "://" + u.Host + "/count?marker={{.Marker}}"
-	}
-	tools, err := listTools(ctx, *endpoint, guard)
+	f := chosen[0]
+	cfg, err := f.kind.Discover.Section(f.value)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
+		return 0, usagef("discover: --%s: %v", f.kind.Discover.Flag, err)
+	}
+	if srv, ok := cfg.(omcp.Server); ok && srv.Reach().URL == "" && *oracle != "" {
+		return 0, usagef("discover: --oracle-url is for --mcp; a stdio server's spec gets an oracle placeholder")
+	}
+	srv, tools, err := reachServer(ctx, "discover", f, &harness.Guard{AllowRemote: o.allowRemote})
+	if err != nil {
+		return 0, err
 	}
 	printTools(stdout, tools)
-	return writeDraft(starterSpec(spec.MCPDraft{URL: *endpoint}, "--mcp "+*endpoint, *oracle, tools), file, "fill in each tool's oracle", stdout, stderr)
+	reach := srv.Reach()
+	section := spec.MCPDraft{URL: reach.URL, Command: reach.Command}
+	if reach.URL != "" && *oracle == "" {
+		u, _ := url.Parse(reach.URL)
+		*oracle = u.Scheme + "://" + u.Host + "/count?marker={{.Marker}}"
+	}
+	if len(reach.Command) > 0 && *out != "" {
+		// The spec runs its server from where discover ran it.
+		cwd, err1 := os.Getwd()
+		dir, err2 := filepath.Abs(filepath.Dir(*out))
+		if err1 == nil && err2 == nil {
+			if rel, err := filepath.Rel(dir, cwd); err == nil && rel != "." {
+				section.Dir = rel
+			}
+		}
+	}
+	return writeDraft(starterSpec(section, "--"+f.kind.Discover.Flag+" "+f.value, *oracle, tools), file, "fill in each tool's oracle", stdout, stderr)
 }
 
 // given counts the flags set.
@@ -92,88 +100,6 @@ func given(values ...string) int {
 		}
 	}
 	return n
-}
-
-// discoverCommand starts the stdio MCP server line, lists its tools and
-// writes a starter spec whose entries start it the same way (from the
-// directory discover ran in) with an oracle placeholder.
-func discoverCommand(ctx context.Context, line, out string, file *target, stdout, stderr io.Writer) (int, error) {
-	argv, err := splitCommand(line)
-	if err != nil {
-		return 0, usagef("discover: --mcp-command: %v", err)
-	}
-	tools, err := stdio.ListTools(ctx, argv, nil, "")
-	if err != nil {
-		return 0, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
-	}
-	printTools(stdout, tools)
-	section := spec.MCPDraft{Command: argv}
-	if out != "" {
-		// The spec runs its server from where discover ran it.
-		cwd, err1 := os.Getwd()
-		dir, err2 := filepath.Abs(filepath.Dir(out))
-		if err1 == nil && err2 == nil {
-			if rel, err := filepath.Rel(dir, cwd); err == nil && rel != "." {
-				section.Dir = rel
-			}
-		}
-	}
-	return writeDraft(starterSpec(section, "--mcp-command "+line, "", tools), file, "fill in each tool's oracle", stdout, stderr)
-}
-
-// splitCommand splits a command line into words as a shell would, with
-// single and double quotes and backslashes (no expansion of any kind).
-func splitCommand(s string) ([]string, error) {
-	var words []string
-	var w strings.Builder
-	inWord, quote := false, rune(0)
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch {
-		case quote == '\'':
-			if r == '\'' {
-				quote = 0
-			} else {
-				w.WriteRune(r)
-			}
-		case quote == '"':
-			switch {
-			case r == '"':
-				quote = 0
-			case r == '\\' && i+1 < len(rs) && strings.ContainsRune(`"\$`+"`", rs[i+1]):
-				i++
-				w.WriteRune(rs[i])
-			default:
-				w.WriteRune(r)
-			}
-		case r == '\'' || r == '"':
-			quote, inWord = r, true
-		case r == '\\' && i+1 < len(rs):
-			i++
-			w.WriteRune(rs[i])
-			inWord = true
-		case r == ' ' || r == '\t' || r == '\n':
-			if inWord {
-				words = append(words, w.String())
-				w.Reset()
-				inWord = false
-			}
-		default:
-			w.WriteRune(r)
-			inWord = true
-		}
-	}
-	if quote != 0 {
-		return nil, fmt.Errorf("unterminated %c quote in %q", quote, s)
-	}
-	if inWord {
-		words = append(words, w.String())
-	}
-	if len(words) == 0 {
-		return nil, fmt.Errorf("empty command")
-	}
-	return words, nil
 }
 
 // printTools prints the table of a server's tools and their annotations.
@@ -216,28 +142,6 @@ const discoverUsage = `Usage: onceproof discover --mcp URL [--out FILE] [--oracl
 
 // discoverTimeout bounds listing an MCP server's tools or fetching a document.
 const discoverTimeout = 15 * time.Second
-
-// listTools lists an MCP server's tools, connecting only where guard lets
-// it.
-func listTools(ctx context.Context, endpoint string, guard *harness.Guard) ([]*mcp.Tool, error) {
-	ctx, cancel := context.WithTimeout(ctx, discoverTimeout)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof-discover", Version: onceproofVersion()}, nil)
-	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: true,
-		HTTPClient: guard.HTTPClient(0)}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("mcp %s: %w", endpoint, err)
-	}
-	defer s.Close()
-	var tools []*mcp.Tool
-	for t, err := range s.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("mcp %s: tools/list: %w", endpoint, err)
-		}
-		tools = append(tools, t)
-	}
-	return tools, nil
-}
 
 func hints(t *mcp.Tool) (readOnly, idempotent bool, destructive string) {
 	destructive = "unset"

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/onceproof/onceproof/harness/lint"
 	"github.com/onceproof/onceproof/harness/report"
 	"github.com/onceproof/onceproof/harness/spec"
-	"github.com/onceproof/onceproof/harness/stdio"
 )
 
 const lintUsage = "Usage: onceproof lint --mcp URL | --mcp-command CMD | --spec FILE [--tool NAME]... [--format F [--out FILE]]... [--fail-on error|warning|info|never] [--allow-remote]"
@@ -29,8 +27,7 @@ const lintUsage = "Usage: onceproof lint --mcp URL | --mcp-command CMD | --spec 
 // finding reaches --fail-on, 3 when an MCP server cannot be reached.
 func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	endpoint := fs.String("mcp", "", "an MCP server's Streamable HTTP endpoint: lint every tool it lists")
-	serverCmd := fs.String("mcp-command", "", "an MCP server over stdio, its command line: start it and lint every tool it lists")
+	servers := serverFlags(fs)
 	specPath := fs.String("spec", "", "a spec file: lint its tools (MCP tools are listed from their servers)")
 	var tools []string
 	fs.Func("tool", "lint only this tool (repeatable; the MCP tool's name with --mcp, the spec entry's with --spec)", func(s string) error {
@@ -48,8 +45,9 @@ func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if err != nil {
 		return 0, usagef("lint: --fail-on: %v", err)
 	}
-	if given(*endpoint, *serverCmd, *specPath) != 1 {
-		return 0, usagef("lint: give exactly one of --mcp URL, --mcp-command CMD and --spec FILE")
+	chosen := givenServers(servers)
+	if len(chosen)+given(*specPath) != 1 {
+		return 0, usagef("lint: give exactly one of %s and --spec FILE", serverChoices(servers))
 	}
 	list, err := outs.resolve()
 	if err != nil {
@@ -61,10 +59,8 @@ func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	defer discardOutputs(list)
 	rep := &report.Report{Version: report.ReportVersion, Kind: report.KindLint, Onceproof: onceproofVersion(), Started: time.Now().UTC()}
 	switch {
-	case *endpoint != "":
-		rep.Tools, err = lintServer(ctx, *endpoint, tools, *allowRemote)
-	case *serverCmd != "":
-		rep.Tools, err = lintCommand(ctx, *serverCmd, tools)
+	case len(chosen) > 0:
+		rep.Tools, err = lintServer(ctx, chosen[0], tools, *allowRemote)
 	default:
 		rep.Tools, err = lintSpec(ctx, *specPath, tools, *allowRemote)
 	}
@@ -88,41 +84,14 @@ func lintExitCode(r *report.Report) int {
 	return exitOK
 }
 
-// checkMCPEndpoint validates an MCP endpoint and refuses a remote one unless
-// allowed.
-func checkMCPEndpoint(ctx context.Context, endpoint string, allowRemote bool) error {
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("lint: --mcp: want http://host:port/path, got %q", endpoint)
-	}
-	return (&harness.Guard{AllowRemote: allowRemote}).CheckURL(endpoint)
-}
-
-// lintServer lints the tools an MCP server lists (those named, when names
-// are given).
-func lintServer(ctx context.Context, endpoint string, names []string, allowRemote bool) ([]report.ToolReport, error) {
-	if err := checkMCPEndpoint(ctx, endpoint, allowRemote); err != nil {
+// lintServer lints the tools of the server a server flag names (those
+// named, when names are given).
+func lintServer(ctx context.Context, f *serverFlag, names []string, allowRemote bool) ([]report.ToolReport, error) {
+	_, listed, err := reachServer(ctx, "lint", f, &harness.Guard{AllowRemote: allowRemote})
+	if err != nil {
 		return nil, err
 	}
-	listed, err := listTools(ctx, endpoint, &harness.Guard{AllowRemote: allowRemote})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
-	}
-	return lintListed(endpoint, listed, names)
-}
-
-// lintCommand starts the stdio MCP server line and lints the tools it
-// lists (those named, when names are given).
-func lintCommand(ctx context.Context, line string, names []string) ([]report.ToolReport, error) {
-	argv, err := splitCommand(line)
-	if err != nil {
-		return nil, usagef("lint: --mcp-command: %v", err)
-	}
-	listed, err := stdio.ListTools(ctx, argv, nil, "")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
-	}
-	return lintListed(line, listed, names)
+	return lintListed(f.value, listed, names)
 }
 
 // lintListed lints the listed tools of the server where (those named, when

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -40,6 +41,14 @@ var Kind = &transport.Kind{
 	Records:     []string{"mcp"},
 	Unsupported: Unsupported,
 	NoHeaders:   NoHeaders,
+	Discover: &transport.Discover{Flag: "mcp", Metavar: "URL", Usage: "an MCP server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8090/mcp",
+		Section: func(arg string) (transport.Config, error) {
+			u, err := url.Parse(arg)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, fmt.Errorf("want http://host:port/path, got %q", arg)
+			}
+			return httpSection{c: MCPConfig{URL: arg}}, nil
+		}},
 	Decode: func(s transport.Section) transport.Config {
 		c := MCPConfig{}
 		if u, ok := s.String("url", "the server's MCP endpoint, http://host:port/mcp"); ok {
@@ -192,7 +201,20 @@ type Server interface {
 	Where() string
 	// Call is the tools/call the entry makes.
 	Call() CallConfig
+	// Reach is how the server is reached: its URL, or its command.
+	Reach() Reach
 }
+
+// Reach is how an MCP server is reached: a Streamable HTTP endpoint, or a
+// command that starts a stdio server (in Dir).
+type Reach struct {
+	URL     string
+	Command []string
+	Dir     string
+}
+
+// Reach implements Server.
+func (h httpSection) Reach() Reach { return Reach{URL: h.c.URL} }
 
 // listTimeout bounds listing a server's tools.
 const listTimeout = 15 * time.Second

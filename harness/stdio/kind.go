@@ -22,6 +22,14 @@ var Kind = &transport.Kind{
 	NoHeaders:   mcp.NoHeaders,
 	Decode:      decode,
 	Script:      Script,
+	Discover: &transport.Discover{Flag: "mcp-command", Metavar: "CMD", Usage: "an MCP server over stdio: its command line, e.g. 'node build/index.js' (started, asked, stopped)",
+		Section: func(arg string) (transport.Config, error) {
+			argv, err := SplitCommand(arg)
+			if err != nil {
+				return nil, err
+			}
+			return section{c: Config{Command: argv}}, nil
+		}},
 }
 
 // decode decodes an mcp section with a command.

@@ -2,8 +2,10 @@ package stdio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,6 +61,9 @@ func (s section) Where() string { return "the server " + strings.Join(s.c.Comman
 // Call implements mcp.Server.
 func (s section) Call() mcp.CallConfig { return s.c.Call }
 
+// Reach implements mcp.Server.
+func (s section) Reach() mcp.Reach { return mcp.Reach{Command: slices.Clone(s.c.Command), Dir: s.c.Dir} }
+
 // WithDir returns the section with its directory resolved against the
 // spec file's (see transport.Common.Dir).
 func (s section) WithDir(specDir string) transport.Config {
@@ -66,4 +71,59 @@ func (s section) WithDir(specDir string) transport.Config {
 		s.c.Dir = filepath.Join(specDir, s.c.Dir)
 	}
 	return s
+}
+
+// SplitCommand splits a command line into words as a shell would, with
+// single and double quotes and backslashes (no expansion of any kind).
+func SplitCommand(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord, quote := false, rune(0)
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				w.WriteRune(r)
+			}
+		case quote == '"':
+			switch {
+			case r == '"':
+				quote = 0
+			case r == '\\' && i+1 < len(rs) && strings.ContainsRune(`"\$`+"`", rs[i+1]):
+				i++
+				w.WriteRune(rs[i])
+			default:
+				w.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == '\\' && i+1 < len(rs):
+			i++
+			w.WriteRune(rs[i])
+			inWord = true
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unterminated %c quote in %q", quote, s)
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	if len(words) == 0 {
+		return nil, errors.New("empty command")
+	}
+	return words, nil
 }

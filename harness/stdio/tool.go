@@ -256,8 +256,7 @@ func (t *Tool) Log() string { return t.shared.log.String() }
 // Secrets implements harness.Secretive.
 func (t *Tool) Secrets() []string {
 	names := mcpTemplateEnv(t.c.Call.Arguments)
-	for k, v := range t.c.Env {
-		_ = k
+	for _, v := range t.c.Env {
 		names = append(names, mcpTemplateEnv(v)...)
 	}
 	return names

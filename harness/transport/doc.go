@@ -20,15 +20,20 @@
 //     tool-level sections it cannot have (Unsupported, with why) and
 //     whether its answers carry headers (NoHeaders);
 //   - its reproducer (Script; nil keeps the toxiproxy-and-curl script of
-//     package repro, which speaks HTTP and MCP over Streamable HTTP).
+//     package repro, which speaks HTTP and MCP over Streamable HTTP);
+//   - the flag discover and lint take to reach one of its servers without
+//     a spec (Discover: --mcp URL, --mcp-command CMD), and the section
+//     that flag's argument stands for.
 //
 // The tool it builds owns its wire accounting: [harness.Call.Wire] is the
 // bytes one attempt writes on the connection the harness dialled through
 // the fault proxy, byte for byte, with BodyStart where the body starts (a
 // torn request is cut inside it). A transport whose bytes vary from one
 // attempt to the next (a JSON-RPC id) keeps their length fixed, so Wire's
-// length and BodyStart hold for every attempt; one whose framing depends
-// on a session is a [harness.Framer]. How an answer maps to ok, refused or
+// length and BodyStart hold for every attempt (BodyEnd marks framing after
+// the body); one whose framing is known only as it writes (an HTTP client's
+// head) tells the harness the whole length through [harness.Framed]. How
+// an answer maps to ok, refused or
 // unknown is the tool's Send (harness.Reply). Optional capabilities
 // (harness.Crasher, harness.Renewer, harness.Replicated, harness.Logged,
 // harness.Hinted, ...) are what scenarios ask for: no package outside a
@@ -48,8 +53,28 @@
 //     fixtures.
 //
 // Nothing else changes: spec decodes, checks targets, builds, starts and
-// lints through the row; discover and lint find MCP servers through their
-// rows; reports and reproducers carry the row's records.
+// lints through the row; discover and lint take the row's flag; reports and
+// reproducers carry the row's records. Adding MCP over stdio was package
+// harness/stdio and the row stdio.Kind.
+//
+// The seam, in short:
+//
+//	type Kind struct {
+//		Name, Section, Selector string       // "mcp-stdio", "mcp", "command"
+//		Fields, Records         []string     // the section's fields; Request.Transport values
+//		Unsupported             map[string]string
+//		NoHeaders               string
+//		Decode   func(Section) Config         // through typed, located accessors
+//		Script   func(tool string, s report.ScenarioReport) (string, error)
+//		Discover *Discover                    // --mcp-command CMD → a Config
+//	}
+//	type Config interface {
+//		Build(Common) (harness.Tool, error)   // Common: name, oracle, result id, contract, guard, spec dir
+//		Targets() []harness.Target
+//	}
+//	// harness.Tool: Prepare → Call{Wire, BodyStart, BodyEnd}; Send(ctx, conn, call, deadline) → Reply
+//	// (Outcome ok/unknown, Status: 2xx ok, 4xx refused), optional Framed, Readier, Forker,
+//	// Replicated, Crasher, Renewer, Logged, Hinted, Secretive, RequestDescriber.
 //
 // Imports: the standard library, harness and harness/report.
 package transport

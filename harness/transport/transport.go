@@ -35,6 +35,18 @@ type Kind struct {
 	// Script, when set, writes the reproducer of a failing scenario whose
 	// first request it recorded (nil: package repro's toxiproxy script).
 	Script func(tool string, s report.ScenarioReport) (string, error)
+	// Discover, when set, is how discover and lint reach a server of this
+	// transport without a spec.
+	Discover *Discover
+}
+
+// Discover is the flag discover and lint take for a transport (--Flag
+// METAVAR) and the section its argument stands for.
+type Discover struct {
+	Flag, Metavar, Usage string
+	// Section is the section reaching the server arg names (only its
+	// address or command set); an error says what is wrong with arg.
+	Section func(arg string) (Config, error)
 }
 
 // Recorded reports whether name is one of the kind's Request.Transport
