@@ -62,7 +62,9 @@ func (s section) Where() string { return "the server " + strings.Join(s.c.Comman
 func (s section) Call() mcp.CallConfig { return s.c.Call }
 
 // Reach implements mcp.Server.
-func (s section) Reach() mcp.Reach { return mcp.Reach{Command: slices.Clone(s.c.Command), Dir: s.c.Dir} }
+func (s section) Reach() mcp.Reach {
+	return mcp.Reach{Command: slices.Clone(s.c.Command), Dir: s.c.Dir}
+}
 
 // WithDir returns the section with its directory resolved against the
 // spec file's (see transport.Common.Dir).
