@@ -141,12 +141,8 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 		return nil, ConfigError(c.Name, "contract", err)
 	}
 	t.capture = t.contract.Captured()
-	if c.ResultID != "" {
-		p, err := ParsePointer(c.ResultID)
-		if err != nil {
-			return nil, ConfigError(c.Name, "result_id", err)
-		}
-		t.resultID = &p
+	if t.resultID, err = ParseResultID(c.Name, c.ResultID); err != nil {
+		return nil, err
 	}
 	if c.LongRunning != nil {
 		if t.lro, err = t.newLongRunning(*c.LongRunning); err != nil {
@@ -389,6 +385,20 @@ func (t *HTTPTool) Send(ctx context.Context, conn net.Conn, call *Call, deadline
 		r.ResultID = ReadResultID(*t.resultID, body)
 	}
 	return r
+}
+
+// IsToken reports whether s is an HTTP token (RFC 9110), as header names
+// and methods are.
+func IsToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckHTTPURL returns what is wrong with an http(s) URL in a spec ("" if

@@ -326,5 +326,18 @@ type Pointer = jsonptr.Pointer
 // with "/").
 func ParsePointer(s string) (Pointer, error) { return jsonptr.Parse(s) }
 
+// ParseResultID parses tool's result_id pointer s: nil for "", a
+// [ConfigError] naming result_id when s is not a pointer.
+func ParseResultID(tool, s string) (*Pointer, error) {
+	if s == "" {
+		return nil, nil
+	}
+	p, err := ParsePointer(s)
+	if err != nil {
+		return nil, ConfigError(tool, "result_id", err)
+	}
+	return &p, nil
+}
+
 // MustPointer is ParsePointer that panics on error.
 func MustPointer(s string) Pointer { return jsonptr.Must(s) }

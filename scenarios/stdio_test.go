@@ -60,13 +60,7 @@ func TestStdioFixtureVerdicts(t *testing.T) {
 					cfg.Parallel = parallel
 					rep, err := scenarios.Run(context.Background(), tool, cfg)
 					require.NoError(t, err)
-					got := map[string]string{}
-					for _, s := range rep.Scenarios {
-						got[s.ID] = verdictWord(s.Verdict)
-						if s.Verdict == report.Fail {
-							require.NotNil(t, s.Counterexample, s.ID)
-						}
-					}
+					got := verdictsOf(t, rep)
 					require.Equal(t, fixtures.StdioExpected(name), got, "%s: documented verdicts\n%s", name, failures(rep))
 				})
 			}
@@ -97,10 +91,7 @@ func TestStdioMemoryKeysWithOneProcess(t *testing.T) {
 	tool, _ := stdioTool(t, fixtures.StdioCreateTicketMemory, 1)
 	rep, err := scenarios.Run(context.Background(), tool, fast)
 	require.NoError(t, err)
-	got := map[string]string{}
-	for _, s := range rep.Scenarios {
-		got[s.ID] = verdictWord(s.Verdict)
-	}
+	got := verdictsOf(t, rep)
 	want := map[string]string{"lost-response": "fail", "pre-server-error": "pass", "concurrent-duplicate": "pass", "key-mismatch": "pass",
 		"distinct-keys": "pass", "replay": "pass", "crash-restart": "fail", "annotations": "pass"}
 	assert.Equal(t, want, got, "%s", failures(rep))

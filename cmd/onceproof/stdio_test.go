@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onceproof/onceproof/fixtures"
+	"github.com/onceproof/onceproof/harness/harnesstest"
 	"github.com/onceproof/onceproof/harness/spec"
 )
 
@@ -169,9 +169,7 @@ func TestSIGINTLeavesNoServerProcess(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	self, err := os.Executable()
 	require.NoError(t, err)
-	raw := make([]byte, 4)
-	_, _ = rand.Read(raw)
-	tok := strconv.FormatUint(uint64(raw[0])<<24|uint64(raw[1])<<16|uint64(raw[2])<<8|uint64(raw[3]), 10) + "9"
+	tok := harnesstest.Token()
 	store := filepath.Join(t.TempDir(), "store.jsonl")
 	sp := filepath.Join(t.TempDir(), "stdio.yaml")
 	require.NoError(t, os.WriteFile(sp, []byte(`version: 1
@@ -189,7 +187,7 @@ tools:
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	require.NoError(t, cmd.Start())
-	running := func() bool { return len(processesWith(tok)) >= 4 }
+	running := func() bool { return len(harnesstest.ProcessesWith(tok)) >= 4 }
 	if !assert.Eventually(t, running, 30*time.Second, 10*time.Millisecond, "the servers never started") {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -199,23 +197,6 @@ tools:
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	_ = cmd.Wait()
 	require.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), log.String())
-	gone := func() bool { return len(processesWith(tok)) == 0 }
-	require.Eventually(t, gone, 2*time.Second, 10*time.Millisecond, "processes left after SIGINT: %v", processesWith(tok))
-}
-
-// processesWith lists the processes whose command line contains s.
-func processesWith(s string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte(s)) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	gone := func() bool { return len(harnesstest.ProcessesWith(tok)) == 0 }
+	require.Eventually(t, gone, 2*time.Second, 10*time.Millisecond, "processes left after SIGINT: %v", harnesstest.ProcessesWith(tok))
 }

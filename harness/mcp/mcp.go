@@ -119,12 +119,8 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 			return nil, harness.ConfigError(c.Name, "mcp.headers."+k, err)
 		}
 	}
-	if c.ResultID != "" {
-		p, err := harness.ParsePointer(c.ResultID)
-		if err != nil {
-			return nil, harness.ConfigError(c.Name, "result_id", err)
-		}
-		t.resultID = &p
+	if t.resultID, err = harness.ParseResultID(c.Name, c.ResultID); err != nil {
+		return nil, err
 	}
 	if err := harness.CheckMarker(t, "mcp.arguments", "arguments"); err != nil {
 		return nil, err

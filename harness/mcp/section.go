@@ -145,7 +145,7 @@ func DecodeHeaders(s transport.Section) map[string]string {
 		field := "headers." + name
 		ck := http.CanonicalHeaderKey(name)
 		switch {
-		case !isToken(name):
+		case !harness.IsToken(name):
 			s.Errorf(field, "bad header name %q", name)
 			continue
 		case slices.Contains(reservedHeaders, ck):
@@ -176,20 +176,6 @@ func checkURL(s string) string {
 		return fmt.Sprintf("bad URL %q: the tool url is not a template; put {{.Marker}} in the body or a header", s)
 	}
 	return harness.CheckHTTPURL(s)
-}
-
-// isToken reports whether s is an HTTP token (RFC 9110), as header names
-// are.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
-			return false
-		}
-	}
-	return true
 }
 
 // Server is an MCP server a spec entry names, whatever the transport:

@@ -203,14 +203,4 @@ func (d toolDecoder) headerValue(e field, what, value string, render bool) (stri
 	return v, true
 }
 
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
-			return false
-		}
-	}
-	return true
-}
+func isToken(s string) bool { return harness.IsToken(s) }

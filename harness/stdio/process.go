@@ -248,13 +248,21 @@ func (p *proc) tear(partial []byte) {
 func (p *proc) attach(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	select {
-	case <-p.gone:
+	if p.isGone() {
 		return false
-	default:
 	}
 	p.conns[c] = struct{}{}
 	return true
+}
+
+// isGone reports whether the server's stdout closed.
+func (p *proc) isGone() bool {
+	select {
+	case <-p.gone:
+		return true
+	default:
+		return false
+	}
 }
 
 func (p *proc) detach(c net.Conn) {
@@ -292,12 +300,7 @@ func (p *proc) closeAll() {
 func (p *proc) usable() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	select {
-	case <-p.gone:
-		return false
-	default:
-	}
-	return !p.torn && !p.killed
+	return !p.isGone() && !p.torn && !p.killed
 }
 
 // firstServe reports whether this is the first attempt the process
@@ -321,11 +324,9 @@ func (p *proc) request(ctx context.Context, method string, params any) (json.Raw
 	p.mu.Lock()
 	p.nextID++
 	id := p.nextID
-	select {
-	case <-p.gone:
+	if p.isGone() {
 		p.mu.Unlock()
 		return nil, p.exitError(method)
-	default:
 	}
 	p.waiters[id] = ch
 	p.mu.Unlock()

@@ -1,12 +1,9 @@
 package stdio_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +14,7 @@ import (
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/harnesstest"
 	"github.com/onceproof/onceproof/harness/mcp"
 	"github.com/onceproof/onceproof/harness/stdio"
 )
@@ -24,31 +22,6 @@ import (
 func TestMain(m *testing.M) {
 	fixtures.ServeStdioIfAsked() // the test binary as the fixture's command
 	os.Exit(m.Run())
-}
-
-// token is a string of digits only this test's processes carry in their
-// command line (a sleep's duration too).
-func token(t *testing.T) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return strconv.FormatUint(uint64(b[0])<<24|uint64(b[1])<<16|uint64(b[2])<<8|uint64(b[3]), 10) + "7"
-}
-
-// processesWith lists the processes whose command line contains s.
-func processesWith(s string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte(s)) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // newTool is the stdio fixture's create_ticket, started through sh with a
@@ -71,24 +44,24 @@ func newTool(t *testing.T, tok string, processes int) (*stdio.Tool, string) {
 // and whatever it started (its process group), and a crash kills the
 // group at once.
 func TestCloseLeavesNoProcess(t *testing.T) {
-	tok := token(t)
+	tok := harnesstest.Token()
 	tool, _ := newTool(t, tok, 2)
 	require.NoError(t, tool.Ready(context.Background(), nil))
-	require.Len(t, processesWith(tok), 4, "two servers (sh exec'd into the fixture) and their two sleeps")
+	require.Len(t, harnesstest.ProcessesWith(tok), 4, "two servers (sh exec'd into the fixture) and their two sleeps")
 	require.NoError(t, tool.Crash(context.Background()))
-	gone := func() bool { return len(processesWith(tok)) == 0 }
-	require.Eventually(t, gone, 2*time.Second, 10*time.Millisecond, "a crash kills each process group: %v", processesWith(tok))
+	gone := func() bool { return len(harnesstest.ProcessesWith(tok)) == 0 }
+	require.Eventually(t, gone, 2*time.Second, 10*time.Millisecond, "a crash kills each process group: %v", harnesstest.ProcessesWith(tok))
 	require.NoError(t, tool.Restart(context.Background()))
-	require.Len(t, processesWith(tok), 4)
+	require.Len(t, harnesstest.ProcessesWith(tok), 4)
 	require.NoError(t, tool.Close())
-	assert.Eventually(t, gone, 2*time.Second, 10*time.Millisecond, "no server process, nor what it started, outlives the tool: %v", processesWith(tok))
+	assert.Eventually(t, gone, 2*time.Second, 10*time.Millisecond, "no server process, nor what it started, outlives the tool: %v", harnesstest.ProcessesWith(tok))
 }
 
 // TestAttemptsGoThroughTheProxy: a call goes through the fault proxy to
 // the server's stdin, a fault on the proxy is a fault on the call, and the
 // reply says which process served it.
 func TestAttemptsGoThroughTheProxy(t *testing.T) {
-	tok := token(t)
+	tok := harnesstest.Token()
 	tool, store := newTool(t, tok, 1)
 	defer tool.Close()
 	backend := faults.NewEmbedded()
@@ -133,7 +106,7 @@ func TestAttemptsGoThroughTheProxy(t *testing.T) {
 // TestWireIsWhatTheAttemptWrites: every attempt of a call writes as many
 // bytes as Wire has, its params between BodyStart and BodyEnd.
 func TestWireIsWhatTheAttemptWrites(t *testing.T) {
-	tool, _ := newTool(t, token(t), 1)
+	tool, _ := newTool(t, harnesstest.Token(), 1)
 	defer tool.Close()
 	call, err := tool.Prepare(harness.Operation{ID: "op-1", Key: "k-1", Marker: "m-1", Seed: 1})
 	require.NoError(t, err)
