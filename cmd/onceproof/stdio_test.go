@@ -90,6 +90,19 @@ func TestStdioSecretsAppearInNoOutput(t *testing.T) {
 	n, err := fixtures.StdioCount(store, secret)
 	require.NoError(t, err)
 	require.Positive(t, n, "the server did get the secret")
+
+	// The reproducer takes the secret from the environment again.
+	scripts, err := filepath.Glob(filepath.Join(out, "repro", "send-notice-*.sh"))
+	require.NoError(t, err)
+	require.NotEmpty(t, scripts)
+	fresh := filepath.Join(t.TempDir(), "fresh.jsonl")
+	run := exec.Command("bash", scripts[0])
+	run.Env = append(os.Environ(), fixtures.EnvStdioStore+"="+fresh)
+	ran, err := run.CombinedOutput()
+	require.NoError(t, err, "%s", ran)
+	n, err = fixtures.StdioCount(fresh, secret)
+	require.NoError(t, err)
+	require.Positive(t, n, "the reproducer sends the secret it took from the environment:\n%s", ran)
 }
 
 // TestDiscoverAndLintAStdioServer: discover --mcp-command lists the

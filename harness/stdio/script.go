@@ -51,9 +51,16 @@ func Script(tool string, s report.ScenarioReport) (string, error) {
 	p("SERVER=(%s)\n", strings.Join(argv, " "))
 	p("%s", scriptFunctions)
 	slots := map[int]bool{}
+	var secrets []string
 	for i := range c.Requests {
 		p("LINE%d=%s\n", i+1, repro.Quote(c.Requests[i].Wire))
+		for _, m := range redactedRE.FindAllStringSubmatch(c.Requests[i].Wire, -1) {
+			if !slices.Contains(secrets, m[1]) {
+				secrets = append(secrets, m[1])
+			}
+		}
 	}
+	p("SECRETS=(%s) # redacted from the report: taken from the environment\n", strings.Join(secrets, " "))
 	as := c.Attempts
 	for i := 0; i < len(as); {
 		i = step(&b, as, i, slots)
@@ -98,8 +105,10 @@ answer() { # print the answer to id $2 from slot $1
   done
   echo "no answer" ; return 1
 }
-next() { # attempt $1 sends request line $2 with a fresh id: ID$1 and L$1
-  ID=$((ID+1)); local l="LINE$2"; printf -v "ID$1" '%s' "$ID"; printf -v "L$1" '%s' "${!l/1000000000/$ID}"
+next() { # attempt $1 sends request line $2 with a fresh id, its secrets from the environment: ID$1 and L$1
+  ID=$((ID+1)); local n="LINE$2" s; local l="${!n/1000000000/$ID}"
+  for s in "${SECRETS[@]}"; do l="${l//"[redacted $s]"/${!s:?set $s: the request carried it}}"; done
+  printf -v "ID$1" '%s' "$ID"; printf -v "L$1" '%s' "$l"
 }
 attempt() { echo "attempt $1: $2" >&2; }
 trap 'for s in "${!PID[@]}"; do stop "$s"; done; rm -rf "$WORK"' EXIT
@@ -214,6 +223,9 @@ func envLines(env map[string]string) string {
 	}
 	return b.String()
 }
+
+// redactedRE finds a secret report.Redactor took out of a request.
+var redactedRE = regexp.MustCompile(`\[redacted ([A-Za-z_][A-Za-z0-9_]*)\]`)
 
 var onlyEnvRE = regexp.MustCompile(`^\{\{\s*\.Env\s+"([A-Za-z_][A-Za-z0-9_]*)"\s*\}\}$`)
 
