@@ -145,22 +145,26 @@ func (r *Redactor) walk(v reflect.Value) {
 	}
 }
 
-// Writer returns w with every secret removed from what is written to it.
-func (r *Redactor) Writer(w io.Writer) io.Writer { return redactingWriter{r: r, w: w} }
+// Writer returns w with every secret removed from what is written to it;
+// writes from several goroutines go to w one at a time.
+func (r *Redactor) Writer(w io.Writer) io.Writer { return &redactingWriter{r: r, w: w} }
 
 type redactingWriter struct {
-	r *Redactor
-	w io.Writer
+	r  *Redactor
+	mu sync.Mutex
+	w  io.Writer
 }
 
 // Unwrap is the writer written to (whether it is a terminal).
-func (w redactingWriter) Unwrap() io.Writer { return w.w }
+func (w *redactingWriter) Unwrap() io.Writer { return w.w }
 
 // Write writes p without secrets; it reports len(p) written when all of
 // the redacted text was.
-func (w redactingWriter) Write(p []byte) (int, error) {
+func (w *redactingWriter) Write(p []byte) (int, error) {
 	q := w.r.Bytes(p)
+	w.mu.Lock()
 	n, err := w.w.Write(q)
+	w.mu.Unlock()
 	if err == nil && n == len(q) {
 		return len(p), nil
 	}
