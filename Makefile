@@ -51,7 +51,7 @@ bench: images
 # verdicts every time.
 soak: images
 	ONCEPROOF_SOAK=50 $(GO) test -race -run 'TestFixtureVerdicts|TestCrashRestartCatchesMemoryDedupeEveryRun|TestClientWrapperVerdicts' -count=1 -timeout 120m ./scenarios/
-	$(GO) test -race -run 'TestMCPFixtureVerdicts|TestContainerFixtureVerdicts|TestLongRunningFixtureVerdicts|TestLookupFixtureVerdicts' -count=20 -timeout 120m ./scenarios/
+	$(GO) test -race -run 'TestMCPFixtureVerdicts|TestStdioFixtureVerdicts|TestStdioMemoryKeysWithOneProcess|TestContainerFixtureVerdicts|TestLongRunningFixtureVerdicts|TestLookupFixtureVerdicts' -count=20 -timeout 120m ./scenarios/
 
 # The spec loader under go test -fuzz for FUZZTIME (default 5m), seeded with
 # testdata/bad, the examples and the golden specs (which plain go test runs

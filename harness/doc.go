@@ -29,7 +29,9 @@
 //	harness/report/html  the HTML page (templates and CSS embedded)
 //	harness/baseline     known failures, applied to a report
 //	harness/spec         the YAML spec: loading, validation, building and starting its tools, writing
-//	harness/mcp          the MCP transport
+//	harness/transport    the transport seam: a transport is one package and one row
+//	harness/mcp          MCP over Streamable HTTP (and what both MCP transports share)
+//	harness/stdio        MCP over stdio: server processes behind bridges through the proxy
 //	harness/container    Docker environments (testcontainers) and the container tool
 //	harness/storeoracle  SQL and Redis oracles
 //	harness/capture      the endpoint that plays an HTTP dependency or an idempotent server

@@ -141,12 +141,8 @@ func NewHTTPTool(c HTTPConfig) (*HTTPTool, error) {
 		return nil, ConfigError(c.Name, "contract", err)
 	}
 	t.capture = t.contract.Captured()
-	if c.ResultID != "" {
-		p, err := ParsePointer(c.ResultID)
-		if err != nil {
-			return nil, ConfigError(c.Name, "result_id", err)
-		}
-		t.resultID = &p
+	if t.resultID, err = ParseResultID(c.Name, c.ResultID); err != nil {
+		return nil, err
 	}
 	if c.LongRunning != nil {
 		if t.lro, err = t.newLongRunning(*c.LongRunning); err != nil {
@@ -256,6 +252,16 @@ func (t *HTTPTool) ResultIDPointer() string {
 		return ""
 	}
 	return t.resultID.String()
+}
+
+// Secrets implements Secretive: the environment variables its request
+// templates read.
+func (t *HTTPTool) Secrets() []string {
+	names := append(t.body.EnvNames(), t.errorBody.EnvNames()...)
+	for _, h := range t.headers {
+		names = append(names, h.EnvNames()...)
+	}
+	return names
 }
 
 // Lookup implements Lookuper: the tool's lookup, nil when it declares
@@ -379,6 +385,43 @@ func (t *HTTPTool) Send(ctx context.Context, conn net.Conn, call *Call, deadline
 		r.ResultID = ReadResultID(*t.resultID, body)
 	}
 	return r
+}
+
+// IsToken reports whether s is an HTTP token (RFC 9110), as header names
+// and methods are.
+func IsToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckHTTPURL returns what is wrong with an http(s) URL in a spec ("" if
+// nothing): a scheme, a host, a port in range and no credentials.
+func CheckHTTPURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Sprintf("bad URL %q: %v", s, errors.Unwrap(err))
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Sprintf("bad URL %q: want http://host:port/path (scheme http or https)", s)
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Sprintf("bad URL %q: no host; want http://host:port/path", s)
+	case u.User != nil:
+		return fmt.Sprintf("bad URL %q: credentials in the URL are not sent; use an Authorization header", s)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Sprintf("bad URL %q: bad port %q", s, p)
+		}
+	}
+	return ""
 }
 
 // ReadResultID reads the value at p in a JSON body as a string ("" when absent).

@@ -315,6 +315,17 @@ func (s *Session) sendTo(ctx context.Context, replica int, call *Call, origin ti
 	return a
 }
 
+// Framed is the connection a [Tool]'s Send is given: a transport whose
+// framing is known only as it writes (an HTTP client's request head) tells
+// it how many bytes the whole request is, once it knows, so that the
+// harness learns when the request is on the wire.
+type Framed interface {
+	net.Conn
+	// Expect says that the whole request is total bytes (from the start
+	// of the connection), not len(Call.Wire).
+	Expect(total int)
+}
+
 // watchedConn reports, once, whether want bytes were written: true as soon
 // as they are, false from finish when they never were.
 type watchedConn struct {
@@ -340,6 +351,18 @@ func (c *watchedConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Expect implements Framed.
+func (c *watchedConn) Expect(total int) {
+	c.mu.Lock()
+	c.want = total
+	rep := c.n >= c.want && !c.reported
+	c.reported = c.reported || rep
+	c.mu.Unlock()
+	if rep {
+		c.done(true)
+	}
+}
+
 func (c *watchedConn) finish() {
 	c.mu.Lock()
 	rep := !c.reported
@@ -348,6 +371,15 @@ func (c *watchedConn) finish() {
 	if rep {
 		c.done(false)
 	}
+}
+
+// Renew makes the next attempts of a [Renewer] tool go to restarted
+// server processes (nothing for another tool).
+func (s *Session) Renew(ctx context.Context) error {
+	if r, ok := s.tool.(Renewer); ok {
+		return r.Renew(ctx)
+	}
+	return nil
 }
 
 // Ready prepares a Readier tool (an MCP session) through the proxy; call it

@@ -38,6 +38,11 @@ type Call struct {
 	// BodyStart is the offset of the body in Wire (len(Wire) when there is
 	// none); a torn request is cut after it.
 	BodyStart int
+	// BodyEnd, when set, is the offset where the body ends, framing
+	// following it (a JSON-RPC envelope's closing brace and newline); 0
+	// means the body runs to the end of Wire. A torn request is cut before
+	// it, so that what arrives is never the whole body.
+	BodyEnd int
 	// Summary describes the call in one line for logs ("POST /tickets").
 	Summary string
 }
@@ -89,10 +94,48 @@ func isTimeout(err error) bool {
 }
 
 // Crasher is a tool whose process the harness can kill and restart (a
-// container). Restart returns once the tool accepts connections again.
+// container, a server process onceproof started). Restart returns once the
+// tool accepts connections again.
 type Crasher interface {
 	Crash(ctx context.Context) error
 	Restart(ctx context.Context) error
+}
+
+// CrashNamer is a [Crasher] that says what a crash kills, for plans and
+// attempt logs ("its process"); a Crasher without it runs as a container.
+type CrashNamer interface {
+	CrashTarget() string
+}
+
+// CrashTarget is what a crash of tool kills: "container" unless the tool
+// says otherwise ([CrashNamer]).
+func CrashTarget(tool Tool) string {
+	if n, ok := tool.(CrashNamer); ok {
+		return n.CrashTarget()
+	}
+	return "container"
+}
+
+// Renewer is a tool whose caller can start afresh before a retry, as an
+// MCP stdio client does after a broken pipe: Renew makes the next attempts
+// go to new server processes (started by the next [Session.Ready]), and
+// their replies' notes say so. Scenarios draw, for such a tool, whether a
+// retry goes to the same process or to a restarted one.
+type Renewer interface {
+	Renew(ctx context.Context) error
+}
+
+// Logged is a tool that keeps the tail of what its own processes wrote on
+// standard error (bounded), for the report.
+type Logged interface {
+	Log() string
+}
+
+// Secretive is a tool whose requests carry secrets (values of environment
+// variables its templates read with {{.Env}}): Secrets returns their
+// names, and whoever writes what the tool sent redacts their values.
+type Secretive interface {
+	Secrets() []string
 }
 
 // Linked is a tool whose links to its dependencies run through fault

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -359,7 +360,7 @@ func Run(ctx context.Context, tool harness.Tool, cfg Config) (report.ToolReport,
 	if err != nil {
 		rep.Error = err.Error()
 		rep.Finish()
-		return rep, err
+		return finished(tool, rep), err
 	}
 	defer c.close()
 	contract := harness.ContractOf(tool)
@@ -372,5 +373,26 @@ func Run(ctx context.Context, tool harness.Tool, cfg Config) (report.ToolReport,
 	wg.Wait()
 	rep.Duration = time.Since(start)
 	rep.Finish()
-	return rep, ctx.Err()
+	return finished(tool, rep), ctx.Err()
+}
+
+// finished adds what the tool's own processes logged ([harness.Logged])
+// and removes the values of the secrets its templates read
+// ([harness.Secretive]) from every string of the report.
+func finished(tool harness.Tool, rep report.ToolReport) report.ToolReport {
+	if l, ok := tool.(harness.Logged); ok {
+		rep.ServerLog = l.Log()
+	}
+	if s, ok := tool.(harness.Secretive); ok {
+		var r report.Redactor
+		for _, name := range s.Secrets() {
+			if v, ok := os.LookupEnv(name); ok {
+				r.Add(name, v)
+			}
+		}
+		whole := report.Report{Tools: []report.ToolReport{rep}}
+		r.Report(&whole)
+		rep = whole.Tools[0]
+	}
+	return rep
 }

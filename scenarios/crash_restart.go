@@ -24,7 +24,8 @@ func crashRestart(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (resul
 	seed := drawSeed(t, "payload")
 	retryDelay := drawDelay(t, 0, cfg.MaxBackoff, "delay-retry")
 	victim := drawVictim(t, tool)
-	container := "its container"
+	target := harness.CrashTarget(tool)
+	container := "its " + target
 	if victim > 0 {
 		container = fmt.Sprintf("its replica %d", victim)
 	}
@@ -80,7 +81,7 @@ func crashRestart(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (resul
 			res.invalid = fmt.Sprintf("attempt %d: a response arrived before the crash", original.N)
 		}
 
-		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: "container killed (SIGKILL) and restarted", Phase: report.PhaseCrash, Start: time.Since(tr.origin), Before: 1, Replica: victim}
+		restart := harness.Attempt{Op: op.ID, Marker: op.Marker, Fault: target + " killed (SIGKILL) and restarted", Phase: report.PhaseCrash, Start: time.Since(tr.origin), Before: 1, Replica: victim}
 		if err := tr.restart(tr.ctx); err != nil {
 			return res, err
 		}

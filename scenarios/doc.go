@@ -28,9 +28,9 @@
 //     is refused with the profile's code and makes no effect (HTTP tools).
 //   - retention: where the tool declares a retention, a retry after a drawn
 //     wait up to min(retention, Config.MaxWait) gets the replay.
-//   - crash-restart: containers only. The tool commits, is killed before its
-//     response is delivered, restarts, and the retry arrives. Exactly one
-//     effect.
+//   - crash-restart: tools onceproof can kill (containers, stdio MCP
+//     servers). The tool commits, is killed before its response is
+//     delivered, restarts, and the retry arrives. Exactly one effect.
 //   - dependency-fault: containers whose database link is proxied. The link
 //     is reset or cut mid-request: no 2xx for an uncommitted write, exactly
 //     one effect after retries.

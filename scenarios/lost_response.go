@@ -25,10 +25,11 @@ func lostResponse(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (resul
 		}
 		if i > 0 {
 			st.delay = drawDelay(t, i-1, cfg.MaxBackoff, fmt.Sprintf("delay%d", i))
+			st.renew = drawRenew(t, tool, fmt.Sprintf("restart%d", i))
 		}
 		steps = append(steps, st)
 	}
-	steps = append(steps, step{delay: drawDelay(t, n-1, cfg.MaxBackoff, "delay-delivered")})
+	steps = append(steps, step{delay: drawDelay(t, n-1, cfg.MaxBackoff, "delay-delivered"), renew: drawRenew(t, tool, "restart-delivered")})
 	replayDelay := drawDelay(t, 0, cfg.MaxBackoff, "delay-replay")
 	plan := fmt.Sprintf("%s, then a replay after %s", formatSteps(steps), replayDelay)
 

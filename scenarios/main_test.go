@@ -11,12 +11,14 @@ import (
 	"github.com/moby/moby/client"
 	"go.uber.org/goleak"
 
+	"github.com/onceproof/onceproof/fixtures"
 	"github.com/onceproof/onceproof/harness/container"
 )
 
 // TestMain fails the package if a certification leaves goroutines behind
 // (proxies, links, fixture servers, attempts) or containers and networks.
 func TestMain(m *testing.M) {
+	fixtures.ServeStdioIfAsked() // the test binary as the stdio fixture's command
 	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
 		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	}

@@ -52,13 +52,7 @@ func TestMCPFixtureVerdicts(t *testing.T) {
 					want := fixtures.MCPExpected(name)
 					rep, err := scenarios.Run(context.Background(), mcpTool(t, srv, name), fast)
 					require.NoError(t, err)
-					got := map[string]string{}
-					for _, s := range rep.Scenarios {
-						got[s.ID] = verdictWord(s.Verdict)
-						if s.Verdict == report.Fail {
-							require.NotNil(t, s.Counterexample, s.ID)
-						}
-					}
+					got := verdictsOf(t, rep)
 					require.Equal(t, want, got, "%s: documented verdicts", name)
 				})
 			}

@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/harness"
 )
 
 // DefaultMaxBackoff is the longest retry delay a plan draws.
@@ -24,6 +25,18 @@ type step struct {
 	// committed before it gives up (0: until the tool's declared timeout);
 	// drawn where nothing else ends the attempt (a black-holed response).
 	deadline time.Duration
+	// renew sends the attempt to restarted server processes, as a client
+	// does after a broken pipe (drawn only for a [harness.Renewer]).
+	renew bool
+}
+
+// drawRenew draws whether retry i goes to a restarted server (false, and
+// nothing drawn, for a tool that cannot renew).
+func drawRenew(t *rapid.T, tool harness.Tool, label string) bool {
+	if _, ok := tool.(harness.Renewer); !ok {
+		return false
+	}
+	return rapid.Bool().Draw(t, label)
 }
 
 // minDeadline is the shortest caller's deadline a plan draws.
@@ -84,6 +97,9 @@ func formatSteps(steps []step) string {
 			name += fmt.Sprintf(" (the caller gives up %s after sending)", s.deadline)
 		} else if f, ok := s.fault.(faults.LoseResponse); ok && f.Mode == faults.LoseBlackhole {
 			name += " (the caller waits out its timeout)"
+		}
+		if s.renew {
+			name += " on a restarted server"
 		}
 		if i == 0 && s.delay == 0 {
 			parts[i] = name

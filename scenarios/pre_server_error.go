@@ -15,7 +15,7 @@ const tornMarker = "torn-request"
 
 // preServerError: 1–3 attempts that never or only partly reach the tool,
 // then a delivered one.
-func preServerError(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result, error) {
+func preServerError(t *rapid.T, cfg Config, tool harness.Tool) func(*trial) (result, error) {
 	seed := drawSeed(t, "payload")
 	n := rapid.IntRange(1, 3).Draw(t, "failures")
 	var kinds []string
@@ -37,7 +37,7 @@ func preServerError(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result
 		}
 		steps = append(steps, st)
 	}
-	steps = append(steps, step{delay: drawDelay(t, n-1, cfg.MaxBackoff, "delay-delivered")})
+	steps = append(steps, step{delay: drawDelay(t, n-1, cfg.MaxBackoff, "delay-delivered"), renew: drawRenew(t, tool, "restart-delivered")})
 
 	return func(tr *trial) (result, error) {
 		op, call, err := tr.prepare(seed)
@@ -61,10 +61,14 @@ func preServerError(t *rapid.T, cfg Config, _ harness.Tool) func(*trial) (result
 }
 
 // tornCut places a cut frac thousandths into the call's body, so the headers
-// arrive and the body does not arrive whole. A call without a body of at
-// least two bytes is cut inside its headers.
+// arrive and the body does not arrive whole (nor the framing after it). A
+// call without a body of at least two bytes is cut inside its headers.
 func tornCut(call *harness.Call, frac int) int64 {
-	body := len(call.Wire) - call.BodyStart
+	end := len(call.Wire)
+	if call.BodyEnd > 0 {
+		end = call.BodyEnd
+	}
+	body := end - call.BodyStart
 	if body < 2 {
 		return int64(max(1, call.BodyStart*frac/1000))
 	}

@@ -22,7 +22,8 @@ const (
 	ConcurrentDuplicate ID = "concurrent-duplicate"
 	KeyMismatch         ID = "key-mismatch"
 	DistinctKeys        ID = "distinct-keys"
-	// CrashRestart needs a tool that can crash (a container).
+	// CrashRestart needs a tool that can crash (a container, a stdio
+	// server).
 	CrashRestart ID = "crash-restart"
 	// DependencyFault needs a tool whose dependency links are proxied (a
 	// container with the Toxiproxy container).

@@ -51,6 +51,20 @@ func TestCertifyCorrectFixture(t *testing.T) {
 	scenarios.Certify(t, startFixture(t, fixtures.Correct), fast)
 }
 
+// verdictsOf is each scenario's verdict word; a failure must carry its
+// counterexample.
+func verdictsOf(t *testing.T, rep report.ToolReport) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for _, s := range rep.Scenarios {
+		got[s.ID] = verdictWord(s.Verdict)
+		if s.Verdict == report.Fail {
+			require.NotNil(t, s.Counterexample, s.ID)
+		}
+	}
+	return got
+}
+
 func verdictWord(v report.Verdict) string {
 	switch v {
 	case report.Pass:

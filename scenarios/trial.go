@@ -332,6 +332,9 @@ func (tr *trial) retries(res *result, op harness.Operation, call *harness.Call, 
 	fired func(i int, a harness.Attempt) (string, error)) (harness.Attempt, error) {
 	n := len(steps) - 1
 	for i, st := range steps[:n] {
+		if err := tr.renew(st); err != nil {
+			return harness.Attempt{}, err
+		}
 		a, err := tr.doLost(call, st.fault, st.delay, st.deadline)
 		if err != nil {
 			return a, err
@@ -345,11 +348,23 @@ func (tr *trial) retries(res *result, op harness.Operation, call *harness.Call, 
 			return a, err
 		}
 	}
+	if err := tr.renew(steps[n]); err != nil {
+		return harness.Attempt{}, err
+	}
 	final, err := tr.do(call, nil, steps[n].delay)
 	if err != nil {
 		return final, err
 	}
 	return final, tr.judge(res, op, final, "")
+}
+
+// renew restarts the tool's server processes before st's attempt when st
+// says so (a client's restart after a broken pipe).
+func (tr *trial) renew(st step) error {
+	if !st.renew {
+		return nil
+	}
+	return tr.s.Renew(tr.ctx)
 }
 
 // judge ends a trial whose last attempt was delivered: op must have exactly

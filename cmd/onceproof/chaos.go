@@ -81,7 +81,7 @@ func chaosCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 		defer file.discard()
 	}
-	sp, err := spec.Load(*specPath)
+	sp, err := loadSpec(ctx, *specPath)
 	if err != nil {
 		if !errors.Is(err, spec.ErrSpec) {
 			return 0, usagef("%v", err)

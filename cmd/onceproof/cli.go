@@ -69,6 +69,9 @@ func (e *usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	red := &report.Redactor{}
+	ctx = withRedactor(ctx, red)
+	stdout, stderr = red.Writer(stdout), red.Writer(stderr)
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
@@ -351,7 +354,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 		defer cert.discard()
 	}
-	sp, err := spec.Load(*specPath)
+	sp, err := loadSpec(ctx, *specPath)
 	if err != nil {
 		if !errors.Is(err, spec.ErrSpec) {
 			return 0, usagef("%v", err)
@@ -478,6 +481,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 		// Interrupted with a failure found (perhaps while shrinking it):
 		// report the smallest case so far; the run still exits 130.
+		redactor(ctx).Report(rep)
 		return finish(rep, baseline, outs, nil, c.repro, stdout, stderr)
 	}
 	for _, err := range errs {
@@ -486,6 +490,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		}
 	}
 	attachLint(rep, lints)
+	redactor(ctx).Report(rep) // before any output: no secret is written
 	return finish(rep, baseline, outs, cert, c.repro, stdout, stderr)
 }
 
@@ -511,7 +516,7 @@ func finish(rep *report.Report, known *baseline.Baseline, outs []output, cert *c
 		}
 	}
 	if reproDir != "" {
-		scripts, err := repro.Write(reproDir, rep)
+		scripts, err := repro.WriteScripts(reproDir, rep, transportScript)
 		if err != nil {
 			return 0, err
 		}

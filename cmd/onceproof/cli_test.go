@@ -127,7 +127,8 @@ func TestInit(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	sp, err := spec.Load(mcpPath)
 	require.NoError(t, err)
-	require.NotNil(t, sp.Tools[0].MCP)
+	_, isMCP := sp.Tools[0].MCPServer()
+	require.True(t, isMCP, "an MCP tool")
 
 	for _, tc := range []struct {
 		args   []string

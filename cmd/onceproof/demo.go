@@ -133,7 +133,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, er
 		}
 	}
 	if c.repro != "" {
-		scripts, err := repro.Write(c.repro, rep)
+		scripts, err := repro.WriteScripts(c.repro, rep, transportScript)
 		if err != nil {
 			return 0, err
 		}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -20,12 +22,13 @@ import (
 	"github.com/onceproof/onceproof/harness/spec"
 )
 
-// discover lists the tools an MCP server (--mcp) or an OpenAPI document
-// (--openapi) describes and writes a starter spec certify accepts once each
-// oracle points at what counts the tool's effects.
+// discover lists the tools an MCP server (--mcp URL, or --mcp-command CMD
+// for a server over stdio) or an OpenAPI document (--openapi) describes
+// and writes a starter spec certify accepts once each oracle points at
+// what counts the tool's effects.
 func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
-	endpoint := fs.String("mcp", "", "the MCP server's Streamable HTTP endpoint `URL`, e.g. http://127.0.0.1:8090/mcp")
+	servers := serverFlags(fs)
 	document := fs.String("openapi", "", "an OpenAPI 3.0 or 3.1 document, a `FILE` or an http(s) URL")
 	out := fs.String("out", "", "write the starter spec to `FILE` (default: standard output after the table)")
 	var oracle oracleFlags
@@ -35,8 +38,9 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if help, err := parse(fs, args, discoverUsage, stdout); help || err != nil {
 		return exitOK, err
 	}
-	if (*endpoint == "") == (*document == "") {
-		return 0, usagef("discover: want exactly one of --mcp URL and --openapi FILE|URL")
+	chosen := givenServers(servers)
+	if len(chosen)+given(*document) != 1 {
+		return 0, usagef("discover: want exactly one of %s and --openapi FILE|URL", serverChoices(servers))
 	}
 	// The starter spec's file is opened before anything is fetched.
 	var file *target
@@ -56,18 +60,43 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	case o.setForOpenAPI():
 		return 0, usagef("discover: --operation, --server and --server-var are for --openapi")
 	}
-	u, err := url.Parse(*endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return 0, usagef("discover: --mcp: want http://host:port/path, got %q", *endpoint)
+	f := chosen[0]
+	if _, err := f.kind.Discover.Section(f.value); err != nil {
+		return 0, usagef("discover: --%s: %v", f.kind.Discover.Flag, err)
 	}
-	guard := &harness.Guard{AllowRemote: o.allowRemote}
-	if err := guard.CheckURL(*endpoint); err != nil {
-		return 0, fmt.Errorf("--mcp: %w", err)
-	}
-	tools, err := listTools(ctx, *endpoint, guard)
+	srv, tools, err := reachServer(ctx, "discover", f, &harness.Guard{AllowRemote: o.allowRemote})
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
+		return 0, err
 	}
+	printTools(stdout, tools)
+	reach := srv.Reach()
+	section := spec.MCPDraft{URL: reach.URL, Command: reach.Command}
+	if len(reach.Command) > 0 && *out != "" {
+		// The spec runs its server from where discover ran it.
+		cwd, err1 := os.Getwd()
+		dir, err2 := filepath.Abs(filepath.Dir(*out))
+		if err1 == nil && err2 == nil {
+			if rel, err := filepath.Rel(dir, cwd); err == nil && rel != "." {
+				section.Dir = rel
+			}
+		}
+	}
+	return writeDraft(starterSpec(section, "--"+f.kind.Discover.Flag+" "+f.value, oracle, tools), file, oracle.todo(), stdout, stderr)
+}
+
+// given counts the flags set.
+func given(values ...string) int {
+	n := 0
+	for _, v := range values {
+		if v != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// printTools prints the table of a server's tools and their annotations.
+func printTools(stdout io.Writer, tools []*mcp.Tool) {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "tool\tclass\treadOnlyHint\tidempotentHint\tdestructiveHint\t")
 	for _, t := range tools {
@@ -79,7 +108,6 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t\n", t.Name, class, ro, idem, destr)
 	}
 	_ = tw.Flush()
-	return writeDraft(starterSpec(*endpoint, oracle, tools), file, oracle.todo(), stdout, stderr)
 }
 
 // oracleFlags are the flags that give a starter spec's oracles (discover,
@@ -161,34 +189,12 @@ func writeDraft(d spec.Draft, file *target, todo string, stdout, stderr io.Write
 	return exitOK, nil
 }
 
-const discoverUsage = `Usage: onceproof discover --mcp URL [--out FILE] [--oracle-url URL [--oracle-count POINTER]]
+const discoverUsage = `Usage: onceproof discover --mcp URL | --mcp-command CMD [--out FILE] [--oracle-url URL [--oracle-count POINTER]]
        onceproof discover --openapi FILE|URL [--out FILE] [--operation ID]... [--server URL]
                           [--server-var NAME=VALUE]... [--oracle-url URL [--oracle-count POINTER]] [--allow-remote]`
 
 // discoverTimeout bounds listing an MCP server's tools or fetching a document.
 const discoverTimeout = 15 * time.Second
-
-// listTools lists an MCP server's tools, connecting only where guard lets
-// it.
-func listTools(ctx context.Context, endpoint string, guard *harness.Guard) ([]*mcp.Tool, error) {
-	ctx, cancel := context.WithTimeout(ctx, discoverTimeout)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "onceproof-discover", Version: onceproofVersion()}, nil)
-	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: true,
-		HTTPClient: guard.HTTPClient(0)}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("mcp %s: %w", endpoint, err)
-	}
-	defer s.Close()
-	var tools []*mcp.Tool
-	for t, err := range s.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("mcp %s: tools/list: %w", endpoint, err)
-		}
-		tools = append(tools, t)
-	}
-	return tools, nil
-}
 
 func hints(t *mcp.Tool) (readOnly, idempotent bool, destructive string) {
 	destructive = "unset"
@@ -201,15 +207,17 @@ func hints(t *mcp.Tool) (readOnly, idempotent bool, destructive string) {
 	return t.Annotations.ReadOnlyHint, t.Annotations.IdempotentHint, destructive
 }
 
-// starterSpec drafts a spec entry per tool.
-func starterSpec(endpoint string, oracle oracleFlags, tools []*mcp.Tool) spec.Draft {
+// starterSpec drafts a spec entry per tool, each with section (its url, or
+// its command) and the oracle the flags give (the placeholder without
+// --oracle-url).
+func starterSpec(section spec.MCPDraft, source string, oracle oracleFlags, tools []*mcp.Tool) spec.Draft {
 	d := spec.Draft{Comment: []string{
-		"Starter spec written by onceproof discover --mcp " + endpoint,
+		"Starter spec written by onceproof discover " + source,
 		"Lines marked guessed hold values the server does not state: check them.",
 	}}
 	if oracle.url == "" {
 		d.Comment = append(d.Comment, "Replace each oracle: "+spec.OraclePlaceholder+" with something that counts the tool's",
-			"effects for one marker (an HTTP count endpoint, a SQL query, a command).")
+			"effects for one marker (an HTTP count endpoint, a command reading the server's store, SQL...).")
 	}
 	od, on := oracle.draft()
 	for _, t := range tools {
@@ -219,14 +227,17 @@ func starterSpec(endpoint string, oracle oracleFlags, tools []*mcp.Tool) spec.Dr
 		if ro {
 			class = "claims readOnlyHint: only the annotations check runs"
 		}
+		m := section
+		m.Tool, m.Arguments, m.KeyArgument = t.Name, args, keyArg
 		td := spec.ToolDraft{
 			Name:    specName(t.Name),
 			Comment: []string{t.Name + " — " + class},
-			MCP:     &spec.MCPDraft{URL: endpoint, Tool: t.Name, Arguments: args, KeyArgument: keyArg},
+			MCP:     &m,
 			// Most tools that create something return its id; the preflight
 			// refuses a result_id that finds nothing.
 			ResultID: resultIDPointer(t.OutputSchema),
-			Oracle:   od,
+
+			Oracle: od,
 			Notes: map[string]spec.Note{
 				"mcp.arguments": {Guessed: true, Text: "from the input schema: every property, the marker in the first string"},
 				"result_id":     {Guessed: true, Text: "the id the output schema names"},

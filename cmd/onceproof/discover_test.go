@@ -38,7 +38,8 @@ func TestDiscoverWritesASpecCertifyAccepts(t *testing.T) {
 	require.NoError(t, err, "the starter spec loads")
 	require.Len(t, s.Tools, 3)
 	for _, ts := range s.Tools {
-		require.NotNil(t, ts.MCP, ts.Name)
+		_, ok := ts.MCPServer()
+		require.True(t, ok, ts.Name)
 	}
 	data, _ := os.ReadFile(sp)
 	require.Contains(t, string(data), "key_argument: idempotency_key")

@@ -4,10 +4,13 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/onceproof/onceproof/fixtures"
 )
 
 // TestMain fails the package if its tests leave goroutines behind.
 func TestMain(m *testing.M) {
+	fixtures.ServeStdioIfAsked() // the test binary as the stdio fixture's command and oracle
 	goleak.VerifyTestMain(m,
 		// Toxiproxy's own, still in v2.12.0: a link's NoopToxic hands each
 		// chunk on in a plain channel send (not a select on its Interrupt).

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -19,7 +18,7 @@ import (
 	"github.com/onceproof/onceproof/harness/spec"
 )
 
-const lintUsage = "Usage: onceproof lint --mcp URL | --spec FILE [--tool NAME]... [--format F [--out FILE]]... [--fail-on error|warning|info|never] [--allow-remote]"
+const lintUsage = "Usage: onceproof lint --mcp URL | --mcp-command CMD | --spec FILE [--tool NAME]... [--format F [--out FILE]]... [--fail-on error|warning|info|never] [--allow-remote]"
 
 // lintCmd reads what the model reads about each tool — an MCP server's
 // tools as tools/list shows them (--mcp), or a spec's tools (--spec: its
@@ -28,7 +27,7 @@ const lintUsage = "Usage: onceproof lint --mcp URL | --spec FILE [--tool NAME]..
 // finding reaches --fail-on, 3 when an MCP server cannot be reached.
 func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	endpoint := fs.String("mcp", "", "an MCP server's Streamable HTTP endpoint `URL`: lint every tool it lists")
+	servers := serverFlags(fs)
 	specPath := fs.String("spec", "", "a spec `FILE`: lint its tools (MCP tools are listed from their servers)")
 	var tools []string
 	fs.Func("tool", "lint only the tool `NAME` (repeatable; the MCP tool's name with --mcp, the spec entry's with --spec)", func(s string) error {
@@ -46,8 +45,9 @@ func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if err != nil {
 		return 0, usagef("lint: --fail-on: %v", err)
 	}
-	if (*endpoint == "") == (*specPath == "") {
-		return 0, usagef("lint: give exactly one of --mcp URL and --spec FILE")
+	chosen := givenServers(servers)
+	if len(chosen)+given(*specPath) != 1 {
+		return 0, usagef("lint: give exactly one of %s and --spec FILE", serverChoices(servers))
 	}
 	list, err := outs.resolve()
 	if err != nil {
@@ -58,9 +58,10 @@ func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	defer discardOutputs(list)
 	rep := &report.Report{Version: report.ReportVersion, Kind: report.KindLint, Onceproof: onceproofVersion(), Started: time.Now().UTC()}
-	if *endpoint != "" {
-		rep.Tools, err = lintServer(ctx, *endpoint, tools, *allowRemote)
-	} else {
+	switch {
+	case len(chosen) > 0:
+		rep.Tools, err = lintServer(ctx, chosen[0], tools, *allowRemote)
+	default:
 		rep.Tools, err = lintSpec(ctx, *specPath, tools, *allowRemote)
 	}
 	if err != nil {
@@ -83,33 +84,26 @@ func lintExitCode(r *report.Report) int {
 	return exitOK
 }
 
-// checkMCPEndpoint validates an MCP endpoint and refuses a remote one unless
-// allowed.
-func checkMCPEndpoint(ctx context.Context, endpoint string, allowRemote bool) error {
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("lint: --mcp: want http://host:port/path, got %q", endpoint)
-	}
-	return (&harness.Guard{AllowRemote: allowRemote}).CheckURL(endpoint)
-}
-
-// lintServer lints the tools an MCP server lists (those named, when names
-// are given).
-func lintServer(ctx context.Context, endpoint string, names []string, allowRemote bool) ([]report.ToolReport, error) {
-	if err := checkMCPEndpoint(ctx, endpoint, allowRemote); err != nil {
+// lintServer lints the tools of the server a server flag names (those
+// named, when names are given).
+func lintServer(ctx context.Context, f *serverFlag, names []string, allowRemote bool) ([]report.ToolReport, error) {
+	_, listed, err := reachServer(ctx, "lint", f, &harness.Guard{AllowRemote: allowRemote})
+	if err != nil {
 		return nil, err
 	}
-	listed, err := listTools(ctx, endpoint, &harness.Guard{AllowRemote: allowRemote})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", harness.ErrUnreachable, err)
-	}
+	return lintListed(f.value, listed, names)
+}
+
+// lintListed lints the listed tools of the server where (those named, when
+// names are given).
+func lintListed(where string, listed []*mcp.Tool, names []string) ([]report.ToolReport, error) {
 	var have []string
 	for _, t := range listed {
 		have = append(have, t.Name)
 	}
 	for _, n := range names {
 		if !slices.Contains(have, n) {
-			return nil, usagef("lint: --tool %s: %s has no such tool (it has: %s)", n, endpoint, strings.Join(have, ", "))
+			return nil, usagef("lint: --tool %s: %s has no such tool (it has: %s)", n, where, strings.Join(have, ", "))
 		}
 	}
 	var out []report.ToolReport
@@ -125,7 +119,7 @@ func lintServer(ctx context.Context, endpoint string, names []string, allowRemot
 
 // lintSpec lints a spec's tools (those named, when names are given).
 func lintSpec(ctx context.Context, path string, names []string, allowRemote bool) ([]report.ToolReport, error) {
-	sp, err := spec.Load(path)
+	sp, err := loadSpec(ctx, path)
 	if err != nil {
 		if !errors.Is(err, spec.ErrSpec) {
 			return nil, usagef("%v", err)
@@ -147,7 +141,7 @@ func lintSpec(ctx context.Context, path string, names []string, allowRemote bool
 	var out []report.ToolReport
 	for _, ts := range selected {
 		var res lint.Result
-		if ts.MCP == nil {
+		if _, ok := ts.MCPServer(); !ok {
 			res = ts.LintHTTP()
 			out = append(out, report.ToolReport{Name: ts.Name, Lint: &res})
 			continue
@@ -170,22 +164,23 @@ func lintSpec(ctx context.Context, path string, names []string, allowRemote bool
 // in servers) and returns the one ts names. A server that does not answer
 // is ErrUnreachable; one without the tool, a spec error at mcp.tool.
 func specMCPTool(ctx context.Context, ts spec.Tool, servers map[string][]*mcp.Tool, guard *harness.Guard) (*mcp.Tool, error) {
-	listed, ok := servers[ts.MCP.URL]
+	srv, _ := ts.MCPServer()
+	listed, ok := servers[srv.Where()]
 	if !ok {
 		var err error
-		if listed, err = listTools(ctx, ts.MCP.URL, guard); err != nil {
+		if listed, err = srv.ListTools(ctx, guard); err != nil {
 			return nil, fmt.Errorf("%w: tool %s: %w", harness.ErrUnreachable, ts.Name, err)
 		}
-		servers[ts.MCP.URL] = listed
+		servers[srv.Where()] = listed
 	}
 	var have []string
 	for _, t := range listed {
-		if t.Name == ts.MCP.Tool {
+		if t.Name == srv.Call().Tool {
 			return t, nil
 		}
 		have = append(have, t.Name)
 	}
-	return nil, ts.FieldError("mcp.tool", fmt.Sprintf("the server at %s has no tool %q (it has: %s)", ts.MCP.URL, ts.MCP.Tool, strings.Join(have, ", ")))
+	return nil, ts.FieldError("mcp.tool", fmt.Sprintf("%s has no tool %q (it has: %s)", srv.Where(), srv.Call().Tool, strings.Join(have, ", ")))
 }
 
 // lintBeforeCertify lints the selected tools of a spec before certify runs
@@ -199,9 +194,9 @@ func lintBeforeCertify(ctx context.Context, selected []spec.Tool, quiet bool, st
 	n := 0
 	for _, ts := range selected {
 		var res lint.Result
-		if ts.MCP == nil {
+		if _, ok := ts.MCPServer(); !ok {
 			res = ts.LintHTTP()
-		} else if tool, err := specMCPTool(ctx, ts, servers, ts.MCP.Guard); err != nil {
+		} else if tool, err := specMCPTool(ctx, ts, servers, ts.Common.Guard); err != nil {
 			res = lint.Result{Skipped: err.Error(), Findings: []lint.Finding{}}
 		} else {
 			res = ts.LintMCP(tool)

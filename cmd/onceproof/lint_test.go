@@ -131,7 +131,7 @@ func TestLintUsageAndReach(t *testing.T) {
 		output string
 		reason string
 	}{
-		{nil, exitUsage, "exactly one of --mcp URL and --spec FILE", "nothing to lint"},
+		{nil, exitUsage, "exactly one of --mcp URL, --mcp-command CMD and --spec FILE", "nothing to lint"},
 		{[]string{"--mcp", "http://127.0.0.1:1/mcp", "--spec", "x.yaml"}, exitUsage, "exactly one of", "both"},
 		{[]string{"--mcp", "not a url"}, exitUsage, "want http://host:port/path", "a bad URL"},
 		{[]string{"--mcp", "http://10.1.2.3:8090/mcp"}, exitUsage, "not a loopback address", "a remote server is refused"},

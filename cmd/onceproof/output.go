@@ -310,6 +310,9 @@ func (t *target) discard() {
 
 // terminal reports whether w is a terminal.
 func terminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

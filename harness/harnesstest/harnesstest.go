@@ -1,8 +1,14 @@
 package harnesstest
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -82,4 +88,30 @@ func CancelSoon(t testing.TB, wait <-chan struct{}) (context.Context, func() tim
 // ZeroOracle counts no effect, ever.
 func ZeroOracle() harness.Oracle {
 	return harness.OracleFunc(func(context.Context, string) (int, error) { return 0, nil })
+}
+
+// ProcessesWith lists the processes (but this one) whose command line
+// contains s: what a test looks for to prove none was left behind.
+func ProcessesWith(s string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(s)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Token is a string of digits only the caller's processes carry in their
+// command lines (a sleep's fraction of a second included).
+func Token() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return strconv.FormatUint(uint64(binary.BigEndian.Uint32(b[:])), 10) + "7"
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +47,11 @@ type MCPConfig struct {
 	// Guard checks the server's address (nil: loopback only, see [Guard]);
 	// the fault proxy is given the literal address it resolves to.
 	Guard *harness.Guard
+	// Headers are sent with every HTTP request of the session (an
+	// Authorization header); values are templates, rendered for the
+	// operation of a tools/call and for an empty one otherwise (a header
+	// that renders empty is left out).
+	Headers map[string]string
 }
 
 // MCPTool is a write tool reached with an MCP tools/call. Every call goes
@@ -58,7 +62,8 @@ type MCPTool struct {
 	c        MCPConfig
 	url      *url.URL
 	upstream string
-	args     *harness.Template
+	caller   *Caller
+	headers  map[string]*harness.Template
 	resultID *harness.Pointer
 
 	conns chan net.Conn // connections handed from Send to the HTTP client
@@ -105,15 +110,17 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 		return nil, harness.ConfigError(c.Name, "contract", err)
 	}
 	t := &MCPTool{c: c, url: u, upstream: upstream, conns: make(chan net.Conn, 64)}
-	if t.args, err = harness.ParseTemplate("arguments", c.Arguments); err != nil {
-		return nil, harness.ConfigError(c.Name, "mcp.arguments", err)
+	if t.caller, err = NewCaller(c.Name, CallConfig{Tool: c.Tool, Arguments: c.Arguments, KeyArgument: c.KeyArgument, KeyMeta: c.KeyMeta}); err != nil {
+		return nil, err
 	}
-	if c.ResultID != "" {
-		p, err := harness.ParsePointer(c.ResultID)
-		if err != nil {
-			return nil, harness.ConfigError(c.Name, "result_id", err)
+	t.headers = map[string]*harness.Template{}
+	for k, v := range c.Headers {
+		if t.headers[k], err = harness.ParseTemplate("header "+k, v); err != nil {
+			return nil, harness.ConfigError(c.Name, "mcp.headers."+k, err)
 		}
-		t.resultID = &p
+	}
+	if t.resultID, err = harness.ParseResultID(c.Name, c.ResultID); err != nil {
+		return nil, err
 	}
 	if err := harness.CheckMarker(t, "mcp.arguments", "arguments"); err != nil {
 		return nil, err
@@ -126,7 +133,7 @@ func NewMCPTool(c MCPConfig) (*MCPTool, error) {
 func (t *MCPTool) Fork() harness.Tool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return &MCPTool{c: t.c, url: t.url, upstream: t.upstream, args: t.args, resultID: t.resultID, conns: make(chan net.Conn, 64), tool: t.tool}
+	return &MCPTool{c: t.c, url: t.url, upstream: t.upstream, caller: t.caller, headers: t.headers, resultID: t.resultID, conns: make(chan net.Conn, 64), tool: t.tool}
 }
 
 // Name implements Tool.
@@ -151,35 +158,11 @@ func (t *MCPTool) KeyFormat() harness.KeyFormat { return t.c.KeyFormat }
 // ResultIDPointer is the tool's result_id JSON pointer ("" for none).
 func (t *MCPTool) ResultIDPointer() string { return t.c.ResultID }
 
-// mcpCall is what Prepare renders: the tools/call parameters.
-type mcpCall struct {
-	Name      string         `json:"name"`
-	Arguments map[string]any `json:"arguments"`
-	Meta      map[string]any `json:"_meta,omitempty"`
-}
-
 // Prepare implements Tool: Wire is the tools/call parameters as JSON.
 func (t *MCPTool) Prepare(op harness.Operation) (*harness.Call, error) {
-	s, err := t.args.Render(op)
+	wire, err := t.caller.Params(op)
 	if err != nil {
-		return nil, harness.ConfigError(t.c.Name, "mcp.arguments", err)
-	}
-	var args map[string]any
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil {
-		return nil, harness.ConfigError(t.c.Name, "mcp.arguments", fmt.Errorf("the rendered arguments are not a JSON object: %w: %s", err, harness.Snippet([]byte(s))))
-	}
-	call := mcpCall{Name: t.c.Tool, Arguments: args}
-	if t.c.KeyArgument != "" {
-		args[t.c.KeyArgument] = op.Key
-	}
-	if t.c.KeyMeta != "" {
-		call.Meta = map[string]any{t.c.KeyMeta: op.Key}
-	}
-	wire, err := json.Marshal(call)
-	if err != nil {
-		return nil, harness.ConfigError(t.c.Name, "mcp.arguments", err)
+		return nil, err
 	}
 	return &harness.Call{Op: op, Wire: wire, Summary: "tools/call " + t.c.Tool}, nil
 }
@@ -209,7 +192,7 @@ func (t *MCPTool) Ready(ctx context.Context, dial func(context.Context) (net.Con
 		Endpoint:             t.c.URL,
 		MaxRetries:           -1,
 		DisableStandaloneSSE: true,
-		HTTPClient: &http.Client{Transport: &http.Transport{
+		HTTPClient: &http.Client{Transport: withHeaders(t.headers, &http.Transport{
 			DisableKeepAlives: true, // one request, one connection: nothing is re-sent behind the harness's back
 			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 				select {
@@ -219,7 +202,7 @@ func (t *MCPTool) Ready(ctx context.Context, dial func(context.Context) (net.Con
 					return sd.DialContext(ctx)
 				}
 			},
-		}},
+		})},
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -249,24 +232,9 @@ func (t *MCPTool) Ready(ctx context.Context, dial func(context.Context) (net.Con
 	return t.checkKeyTravels()
 }
 
-// ErrNoKey marks an MCP write tool whose spec says nowhere where the
-// idempotency key travels.
-var ErrNoKey = errors.New("the key travels nowhere")
-
-// checkKeyTravels refuses a tool that does not claim readOnlyHint (it makes
-// effects, so its calls carry a key) when its spec puts the key nowhere. A
-// read-only tool needs no key; whether a tool claims to be one is known
-// once the server listed it.
-func (t *MCPTool) checkKeyTravels() error {
-	if t.c.KeyArgument != "" || t.c.KeyMeta != "" || strings.Contains(t.c.Arguments, ".Key") {
-		return nil
-	}
-	if t.tool != nil && t.tool.Annotations != nil && t.tool.Annotations.ReadOnlyHint {
-		return nil
-	}
-	return &harness.FieldError{Field: "mcp", Err: fmt.Errorf("%w: %s does not claim readOnlyHint, so its calls need a key: set key_argument or key_meta, or use {{.Key}} in the arguments",
-		ErrNoKey, t.c.Tool)}
-}
+// checkKeyTravels refuses a write tool whose key travels nowhere (see
+// [Caller.CheckKey]).
+func (t *MCPTool) checkKeyTravels() error { return t.caller.CheckKey(t.tool) }
 
 // closeGrace is how long closing an MCP session may wait for the server
 // before its connections are cut.
@@ -370,10 +338,7 @@ func findTool(ctx context.Context, s *mcp.ClientSession, name string) (*mcp.Tool
 func (t *MCPTool) Hints() (idempotent, readOnly, known bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tool == nil || t.tool.Annotations == nil {
-		return false, false, t.tool != nil
-	}
-	return t.tool.Annotations.IdempotentHint, t.tool.Annotations.ReadOnlyHint, true
+	return Hints(t.tool)
 }
 
 // Send implements Tool: one tools/call on conn, in the current session.
@@ -383,25 +348,26 @@ func (t *MCPTool) Send(ctx context.Context, conn net.Conn, call *harness.Call, d
 	t.fresh = false
 	t.mu.Unlock()
 	if s == nil {
-		panic("harness: MCPTool.Send before Ready")
+		return harness.Reply{Outcome: harness.Unknown, Err: errors.New("tools/call: no MCP session (the tool was not made ready)")}
 	}
 	note := fmt.Sprintf("session %d (same)", sid)
 	if fresh {
 		note = fmt.Sprintf("session %d (new)", sid)
 	}
-	var params mcpCall
+	var params callParams
 	if err := json.Unmarshal(call.Wire, &params); err != nil {
-		panic(fmt.Sprintf("harness: MCP call wire: %v", err))
+		return harness.Reply{Outcome: harness.Unknown, Err: fmt.Errorf("tools/call: the call's parameters are not JSON: %w", err), Note: note}
 	}
 	_ = conn.SetDeadline(deadline)
-	t.conns <- conn
-	cctx, cancel := context.WithDeadline(ctx, deadline)
+	handed := frame(conn)
+	t.conns <- handed
+	cctx, cancel := context.WithDeadline(context.WithValue(ctx, opKey{}, call.Op), deadline)
 	defer cancel()
 	res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: params.Name, Arguments: params.Arguments, Meta: params.Meta})
 	// A connection the client never dialled stays queued: take it back.
 	select {
 	case c := <-t.conns:
-		if c != conn {
+		if c != handed {
 			t.conns <- c
 		}
 	default:
@@ -415,45 +381,7 @@ func (t *MCPTool) Send(ctx context.Context, conn net.Conn, call *harness.Call, d
 		// included).
 		return harness.Reply{Outcome: harness.Unknown, Err: fmt.Errorf("tools/call: %w", err), Note: note}
 	}
-	status, body := mcpStatus(res)
-	r := harness.Reply{Outcome: harness.OK, Status: status, Body: harness.Snippet(body), FullBody: body, Note: note}
-	if t.resultID != nil && status/100 == 2 {
-		r.ResultID = harness.ReadResultID(*t.resultID, mcpStructured(res))
-	}
-	return r
-}
-
-// mcpStatus maps a tool result to an HTTP-like status: 200 for success; for
-// an error result, the "status" number of its structured content when there
-// is one, 422 otherwise (the tool refused).
-func mcpStatus(res *mcp.CallToolResult) (int, []byte) {
-	body := mcpStructured(res)
-	if !res.IsError {
-		return 200, body
-	}
-	var s struct {
-		Status int `json:"status"`
-	}
-	if json.Unmarshal(body, &s) == nil && s.Status >= 400 && s.Status < 600 {
-		return s.Status, body
-	}
-	return 422, body
-}
-
-// mcpStructured is the result's structured content as JSON, or its first
-// text content.
-func mcpStructured(res *mcp.CallToolResult) []byte {
-	if res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			return b
-		}
-	}
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			return []byte(tc.Text)
-		}
-	}
-	return nil
+	return ResultReply(res, t.resultID, note)
 }
 
 // Close ends the MCP session.
@@ -475,3 +403,43 @@ func (t *MCPTool) Close() error {
 func (t *MCPTool) Request(call *harness.Call) harness.Request {
 	return harness.Request{Transport: "mcp", Target: t.Upstream(), Wire: string(call.Wire), Endpoint: t.c.URL}
 }
+
+// Secrets implements harness.Secretive: the environment variables its
+// templates read.
+func (t *MCPTool) Secrets() []string {
+	var names []string
+	for _, tpl := range t.headers {
+		names = append(names, tpl.EnvNames()...)
+	}
+	return append(names, t.caller.args.EnvNames()...)
+}
+
+// opKey is the context key of the operation a tools/call's HTTP request
+// carries, for its header templates.
+type opKey struct{}
+
+// withHeaders adds the rendered headers to every request rt sends (none
+// when headers is empty).
+func withHeaders(headers map[string]*harness.Template, rt http.RoundTripper) http.RoundTripper {
+	if len(headers) == 0 {
+		return rt
+	}
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		op, _ := req.Context().Value(opKey{}).(harness.Operation)
+		req = req.Clone(req.Context())
+		for k, tpl := range headers {
+			v, err := tpl.Render(op)
+			if err != nil {
+				return nil, fmt.Errorf("header %s: %w", k, err)
+			}
+			if v != "" {
+				req.Header.Set(k, v)
+			}
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -222,7 +223,8 @@ func (a Attempt) Line() string {
 // Request is one distinct request of a counterexample, as it was sent, so
 // that it can be sent again without onceproof (a reproducer).
 type Request struct {
-	// Transport is "http", "https" or "mcp".
+	// Transport names the transport's row (spec.Transports): "http",
+	// "https", "mcp", "mcp-stdio".
 	Transport string `json:"transport"`
 	// Target is the host:port the tool listens on (behind the proxy).
 	Target string `json:"target"`
@@ -230,6 +232,17 @@ type Request struct {
 	Wire string `json:"wire"`
 	// Endpoint is the MCP server's URL, for an MCP request.
 	Endpoint string `json:"endpoint,omitempty"`
+	// Command, Dir and Env say how to start a stdio MCP server (Env's
+	// values as the spec's templates: a secret stays {{.Env "NAME"}}).
+	Command []string          `json:"command,omitempty"`
+	Dir     string            `json:"dir,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// key identifies r among the requests of a counterexample.
+func (r Request) key() string {
+	b, _ := json.Marshal(r) // a Request always encodes
+	return string(b)
 }
 
 // NewCounterexample is the evidence of a violation: the plan, the
@@ -238,14 +251,15 @@ type Request struct {
 // own (Attempt.Request, from 1).
 func NewCounterexample(plan, violation string, attempts []Attempt, effects []Effect) *Counterexample {
 	c := &Counterexample{Plan: plan, Violation: violation, Effects: effects}
-	index := map[Request]int{}
+	index := map[string]int{}
 	for _, a := range attempts {
 		if a.Sent != nil {
-			n, ok := index[*a.Sent]
+			k := a.Sent.key()
+			n, ok := index[k]
 			if !ok {
 				c.Requests = append(c.Requests, *a.Sent)
 				n = len(c.Requests)
-				index[*a.Sent] = n
+				index[k] = n
 			}
 			a.Request = n
 		}

@@ -71,6 +71,9 @@ type ToolReport struct {
 	// profile's codes, retention, what replays must repeat); nil for
 	// reports that predate it and for agent-side wrappers.
 	Contract *Contract `json:"contract,omitempty"`
+	// ServerLog is the end of what the tool's own server processes wrote
+	// on standard error (a stdio MCP server onceproof started; bounded).
+	ServerLog string `json:"server_log,omitempty"`
 }
 
 // ScenarioReport is one scenario's verdict with its evidence.

@@ -67,6 +67,17 @@ func Toxics(s report.ScenarioReport) ([]byte, error) {
 // README.md on how to run them. It returns the scripts' paths; scenarios
 // with nothing to replay are listed in the README and skipped.
 func Write(dir string, r *report.Report) ([]string, error) {
+	return WriteScripts(dir, r, nil)
+}
+
+// ScriptFunc writes the reproducer of scenario s of tool (a transport's
+// own, see transport.Kind.Script).
+type ScriptFunc func(tool string, s report.ScenarioReport) (string, error)
+
+// WriteScripts is Write with the script of each scenario written by
+// scriptFor(its first request's transport) when that is not nil (a
+// transport whose requests curl cannot send), by [Script] otherwise.
+func WriteScripts(dir string, r *report.Report, scriptFor func(transport string) ScriptFunc) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("repro %s: %w", dir, err)
 	}
@@ -79,7 +90,13 @@ func Write(dir string, r *report.Report) ([]string, error) {
 				continue
 			}
 			name := fileName(t.Name + "-" + s.ID)
-			script, err := Script(t.Name, s)
+			write := Script
+			if c := s.Counterexample; c != nil && len(c.Requests) > 0 && scriptFor != nil {
+				if f := scriptFor(c.Requests[0].Transport); f != nil {
+					write = f
+				}
+			}
+			script, err := write(t.Name, s)
 			if errors.Is(err, ErrNoEvidence) {
 				fmt.Fprintf(&readme, "- %s × %s: not reproducible as a script (%v)\n", t.Name, s.ID, ErrNoEvidence)
 				continue

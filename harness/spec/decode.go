@@ -15,12 +15,11 @@ import (
 	"github.com/onceproof/onceproof/harness/report"
 )
 
-// The fields of each section. A tool has exactly one transport section;
-// "mcp" and "container" will join "http" in transports.
+// The fields of each section. A tool has exactly one transport section
+// (see [Transports]).
 var (
 	specFields       = []string{"version", "tools"}
-	transports       = []string{"http", "mcp"}
-	toolFields       = append(append([]string{"name"}, append(slices.Clone(transports), "container", "downstream", "result_id", "oracle")...), append(slices.Clone(contractFields), "lookup", "long_running")...)
+	toolFields       = append(append([]string{"name"}, append(sections(), "container", "downstream", "result_id", "oracle")...), append(slices.Clone(contractFields), "lookup", "long_running")...)
 	httpFields       = []string{"url", "method", "headers", "body", "key_header", "key_format", "timeout", "error_body"}
 	oracleFields     = []string{"http", "command", "sql", "redis", "timeout", "settle"}
 	oracleHTTPFields = []string{"url", "count", "headers"}

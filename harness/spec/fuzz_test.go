@@ -95,16 +95,16 @@ func checkSpec(t *testing.T, s *Spec) {
 		if !toolNameRE.MatchString(ts.Name) {
 			t.Fatalf("tool name %q", ts.Name)
 		}
-		if ts.HTTP.Oracle == nil {
+		if ts.Common.Oracle == nil {
 			t.Fatalf("tool %s without an oracle", ts.Name)
 		}
 		_ = ts.CheckTargets(g, s.Path)
-		if ts.MCP != nil || ts.Container != nil {
+		if ts.Container != nil {
 			continue
 		}
-		c := ts.HTTP
+		c := ts.Common
 		c.Guard = &harness.Guard{AllowRemote: true}
-		tool, err := harness.NewHTTPTool(c)
+		tool, err := ts.Config.Build(c)
 		if err != nil {
 			t.Fatalf("tool %s of a valid spec does not build: %v", ts.Name, err)
 		}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,7 +17,7 @@ import (
 
 	"github.com/onceproof/onceproof/harness"
 	"github.com/onceproof/onceproof/harness/container"
-	"github.com/onceproof/onceproof/harness/mcp"
+	"github.com/onceproof/onceproof/harness/transport"
 )
 
 // Version is the spec file format this package reads.
@@ -84,6 +86,25 @@ type Spec struct {
 	// [Parse]).
 	Path  string
 	Tools []Tool
+	// Env are the environment variables the spec's templates read with
+	// {{.Env "NAME"}}, sorted: their values are secrets (see [Spec.Secrets]).
+	Env []string
+}
+
+// envUseRE finds the variables a spec reads with {{.Env "NAME"}} anywhere
+// in its text (a template checks the form of each call).
+var envUseRE = regexp.MustCompile("\\.Env\\s+[\"`]([A-Za-z_][A-Za-z0-9_]*)[\"`]")
+
+// Secrets are the values of the spec's {{.Env}} variables by name (those
+// set): whatever onceproof writes leaves them out (see report.Redactor).
+func (s *Spec) Secrets() map[string]string {
+	out := map[string]string{}
+	for _, name := range s.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			out[name] = v
+		}
+	}
+	return out
 }
 
 // Tool is one tool of a spec, validated and ready to build.
@@ -91,18 +112,22 @@ type Tool struct {
 	Name string
 	// Line is the line of the tool's entry in the file.
 	Line int
-	// HTTP is the tool's configuration with every default applied (Method,
-	// KeyHeader, KeyFormat, Timeout) and its Oracle already built, Settled
-	// applied.
+	// Common is what every tool shares whatever its transport: its name,
+	// oracle (already built, Settled applied), result id, contract and
+	// guard.
+	Common transport.Common
+	// Kind is the tool's transport (its row in [Transports]) and Config
+	// its decoded section.
+	Kind   *transport.Kind
+	Config transport.Config
+	// HTTP is an http tool's configuration with every default applied
+	// (Method, KeyHeader, KeyFormat, Timeout) and the Common fields.
 	HTTP harness.HTTPConfig
 	// Container is set when the tool runs as a container (Start starts it).
 	Container *container.ContainerSpec
 	// Downstream is set when the tool calls an HTTP dependency that
 	// onceproof plays (Start starts its endpoint).
 	Downstream *harness.DownstreamSpec
-	// MCP is set for a tool served by an MCP server (its mcp: section); its
-	// Oracle and ResultID are those of the spec entry.
-	MCP *mcp.MCPConfig
 
 	file  string         // the spec file, for errors
 	path  string         // the tool's field path, "tools[3]"
@@ -115,17 +140,34 @@ type Tool struct {
 // [*Error]s located at the most specific field known; a refused address
 // wraps ErrRemoteTarget.
 func (t Tool) Check() error {
-	switch {
-	case t.MCP != nil:
-		if _, err := mcp.NewMCPTool(*t.MCP); err != nil {
-			return t.toolError(err)
-		}
-	case t.Container == nil:
-		if _, err := t.httpTool(t.HTTP); err != nil {
-			return err
-		}
+	t = t.resolved()
+	if t.Container != nil {
+		return nil
 	}
+	tool, err := t.build()
+	if err != nil {
+		return err
+	}
+	closeTool(tool)
 	return nil
+}
+
+// build builds the tool its transport section describes (no container,
+// no downstream endpoint), locating an error in the spec.
+func (t Tool) build() (harness.Tool, error) {
+	t = t.resolved()
+	tool, err := t.Config.Build(t.Common)
+	if err != nil {
+		return nil, t.toolError(err)
+	}
+	return tool, nil
+}
+
+// closeTool releases what a tool built by build holds (listeners).
+func closeTool(tool harness.Tool) {
+	if c, ok := tool.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
 }
 
 // httpTool builds the HTTP tool c describes (t's, or t's with its
@@ -141,13 +183,9 @@ func (t Tool) httpTool(c harness.HTTPConfig) (*harness.HTTPTool, error) {
 // WithGuard returns t with every address its tool and oracle connect to
 // checked by g (see [Guard]).
 func (t Tool) WithGuard(g *harness.Guard) Tool {
-	t.HTTP.Guard = g
-	t.HTTP.Oracle = harness.GuardOracle(t.HTTP.Oracle, g)
-	if t.MCP != nil {
-		m := *t.MCP
-		m.Guard, m.Oracle = g, t.HTTP.Oracle
-		t.MCP = &m
-	}
+	t.Common.Guard = g
+	t.Common.Oracle = harness.GuardOracle(t.Common.Oracle, g)
+	t.HTTP.Guard, t.HTTP.Oracle = g, t.Common.Oracle
 	return t
 }
 
@@ -156,8 +194,8 @@ func (t Tool) WithGuard(g *harness.Guard) Tool {
 // about the tool's transport section as a whole.
 func (t Tool) toolError(err error) *Error {
 	field, msg := "http", err.Error()
-	if t.MCP != nil {
-		field = "mcp"
+	if t.Kind != nil {
+		field = t.Kind.Section
 	}
 	var fe *harness.FieldError
 	if errors.As(err, &fe) {
@@ -258,7 +296,22 @@ func Parse(name string, data []byte) (*Spec, error) {
 	if err := d.err(); err != nil {
 		return nil, err
 	}
+	spec.Env = EnvNames(data)
 	return spec, nil
+}
+
+// EnvNames are the environment variables spec text reads with {{.Env
+// "NAME"}}, sorted (a spec that does not load included: its errors may
+// quote a rendered secret).
+func EnvNames(data []byte) []string {
+	var names []string
+	for _, m := range envUseRE.FindAllSubmatch(data, -1) {
+		if name := string(m[1]); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // spec decodes the root mapping.
@@ -371,6 +424,7 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (Tool, bool) {
 		}
 	}
 	var set []field
+	transports := sections()
 	for _, tr := range transports {
 		if f, ok := td.get(fs, tr); ok {
 			set = append(set, f)
@@ -383,11 +437,8 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (Tool, bool) {
 		sort.Slice(set, func(i, j int) bool { return set[i].line < set[j].line })
 		d.errorf(set[1].line, set[1].path, "a tool has exactly one transport section, and it already has %s (line %d)", set[0].name, set[0].line)
 	}
-	if f, ok := td.get(fs, "http"); ok {
-		td.http(f)
-	}
-	if f, ok := td.get(fs, "mcp"); ok {
-		td.mcp(f)
+	if len(set) > 0 {
+		td.transportSection(set[0])
 	}
 	if f, ok := td.get(fs, "container"); ok {
 		td.container(f)
@@ -407,36 +458,34 @@ func (d *specDecoder) tool(item *yaml.Node, i int) (Tool, bool) {
 			if _, err := harness.ParsePointer(s); err != nil {
 				d.errorf(f.line, f.path, "%v", err)
 			}
-			t.HTTP.ResultID = s
+			t.Common.ResultID = s
 		}
 	}
 	td.contract(fs)
 	if f, ok := td.need(fs, "oracle", "an oracle (http, command, sql or redis) that counts the tool's effects"); ok {
-		t.HTTP.Oracle = td.oracle(f)
+		t.Common.Oracle = td.oracle(f)
 	}
-	if len(d.errs) > before {
+	if len(d.errs) > before || t.Config == nil {
 		return t, false
 	}
-	t.HTTP.Name = t.Name
+	t.Common.Name, t.Common.Dir = t.Name, filepath.Dir(d.file)
+	if h, ok := t.Config.(httpConfig); ok {
+		// The http section and the sections decoded after it (lookup,
+		// long_running, error_body) are the HTTP tool's configuration.
+		t.HTTP = withCommon(t.HTTP, t.Common)
+		h.c = t.HTTP
+		t.Config = h
+	}
 	// Build the tool once, as if remote targets were allowed (whether they
 	// are is the run's to say, see CheckTargets): it renders the request and
 	// checks that the marker and key reach it.
-	anywhere := &harness.Guard{AllowRemote: true}
-	if t.MCP != nil {
-		t.MCP.Name, t.MCP.Oracle, t.MCP.ResultID, t.MCP.Contract = t.Name, t.HTTP.Oracle, t.HTTP.ResultID, t.HTTP.Contract
-		m := *t.MCP
-		m.Guard = anywhere
-		if _, err := mcp.NewMCPTool(m); err != nil {
-			d.errs = append(d.errs, t.toolError(err))
-			return t, false
-		}
-		return t, true
-	}
-	c := t.HTTP
-	c.Guard = anywhere
-	if _, err := harness.NewHTTPTool(c); err != nil {
+	c := t.Common
+	c.Guard = &harness.Guard{AllowRemote: true}
+	tool, err := t.Config.Build(c)
+	if err != nil {
 		d.errs = append(d.errs, t.toolError(err))
 		return t, false
 	}
+	closeTool(tool)
 	return t, true
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/onceproof/onceproof/harness"
 	"github.com/onceproof/onceproof/harness/container"
-	"github.com/onceproof/onceproof/harness/mcp"
 	"github.com/onceproof/onceproof/harness/storeoracle"
 )
 
@@ -305,13 +304,7 @@ func (t Tool) IsContainer() bool { return t.Container != nil }
 // Start builds the tool, starting its container environment first when it
 // has one (opts apply then). The returned stop removes what was started.
 func (t Tool) Start(ctx context.Context, opts container.EnvOptions) (harness.Tool, func(context.Context) error, error) {
-	if t.MCP != nil {
-		tool, err := mcp.NewMCPTool(*t.MCP)
-		if err != nil {
-			return nil, nil, t.toolError(err)
-		}
-		return tool, func(context.Context) error { return tool.Close() }, nil
-	}
+	t = t.resolved()
 	if t.Container == nil {
 		return t.startHTTP(opts)
 	}
@@ -321,7 +314,7 @@ func (t Tool) Start(ctx context.Context, opts container.EnvOptions) (harness.Too
 	if err != nil {
 		return nil, nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
-	tool, err := container.NewContainerTool(env, t.HTTP)
+	tool, err := container.NewContainerTool(env, withCommon(t.HTTP, t.Common))
 	if err != nil {
 		_ = env.Close(context.WithoutCancel(ctx))
 		return nil, nil, t.toolError(err)

@@ -27,8 +27,11 @@ var codesFields = []string{"missing_key", "mismatch", "in_flight", "replay", "re
 // and the http section's error_body into d.t.HTTP. Every value is checked
 // here, so that building the tool cannot fail on them.
 func (d toolDecoder) contract(fs *fields) {
-	c := &d.t.HTTP.Contract
-	isMCP := fs.has("mcp")
+	c := &d.t.Common.Contract
+	noHeaders := ""
+	if d.t.Kind != nil {
+		noHeaders = d.t.Kind.NoHeaders
+	}
 	profileLine := 0
 	if f, ok := d.get(fs, "profile"); ok {
 		if s, ok := d.str(f); ok {
@@ -86,8 +89,8 @@ func (d toolDecoder) contract(fs *fields) {
 	replayHeaders := map[string]int{}
 	if f, ok := d.get(fs, "replay_headers"); ok {
 		c.ReplayHeaders = []string{}
-		if isMCP {
-			d.errorf(f.line, f.path, "an MCP result has no headers")
+		if noHeaders != "" {
+			d.errorf(f.line, f.path, "%s", noHeaders)
 		}
 		for _, item := range d.list(f, "a list of response header names, e.g. [Location, Content-Type]") {
 			s, ok := d.str(item)
@@ -111,8 +114,8 @@ func (d toolDecoder) contract(fs *fields) {
 			ck := http.CanonicalHeaderKey(s)
 			_, listed := fs.m["replay_headers"]
 			switch {
-			case isMCP:
-				d.errorf(f.line, f.path, "an MCP result has no headers")
+			case noHeaders != "":
+				d.errorf(f.line, f.path, "%s", noHeaders)
 			case !isToken(s):
 				d.errorf(f.line, f.path, "bad header name %q", s)
 			case replayHeaders[ck] > 0 || !listed && (ck == "Location" || ck == "Content-Type"):

@@ -25,9 +25,7 @@ func (d toolDecoder) downstream(f field) {
 		return
 	}
 	s := &harness.DownstreamSpec{Name: harness.DefaultDownstreamName, KeyHeader: harness.DefaultKeyHeader}
-	if d.t.MCP != nil {
-		d.errorf(f.line, f.path, "a downstream is played for http tools (an MCP tool's own calls are not attributed)")
-	}
+	d.unsupported(f)
 	if f, ok := d.get(fs, "name"); ok {
 		if v, ok := d.str(f); ok {
 			if !aliasRE.MatchString(v) {
@@ -69,7 +67,7 @@ func (d toolDecoder) downstream(f field) {
 			}
 			s.Listen = v
 		}
-	case !container && d.t.MCP == nil && !fs.misspelt("listen"):
+	case !container && (d.t.Kind == nil || d.t.Kind.Unsupported["downstream"] == "") && !fs.misspelt("listen"):
 		d.errorf(fs.line, joinField(f.path, "listen"), "missing: a tool started by hand must be given the provider's URL before onceproof runs; set listen to a fixed loopback address, e.g. 127.0.0.1:9100, and start the tool with http://127.0.0.1:9100")
 	}
 	d.t.Downstream = s
@@ -126,17 +124,17 @@ func (t Tool) startDownstream(opts container.EnvOptions) (*harness.Downstream, e
 // playing its dependency when it has one; stop closes that endpoint.
 func (t Tool) startHTTP(opts container.EnvOptions) (harness.Tool, func(context.Context) error, error) {
 	if t.Downstream == nil {
-		tool, err := t.httpTool(t.HTTP)
+		tool, err := t.build()
 		if err != nil {
 			return nil, nil, err
 		}
-		return tool, func(context.Context) error { return nil }, nil
+		return tool, func(context.Context) error { closeTool(tool); return nil }, nil
 	}
 	d, err := t.startDownstream(opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	c := t.HTTP
+	c := withCommon(t.HTTP, t.Common)
 	c.Downstream = d
 	tool, err := t.httpTool(c)
 	if err != nil {

@@ -2,12 +2,9 @@ package spec
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -147,26 +144,7 @@ func checkToolURL(s string) string {
 }
 
 // checkURL returns what is wrong with an http(s) URL ("" if nothing).
-func checkURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Sprintf("bad URL %q: %v", s, errors.Unwrap(err))
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Sprintf("bad URL %q: want http://host:port/path (scheme http or https)", s)
-	case u.Host == "" || u.Hostname() == "":
-		return fmt.Sprintf("bad URL %q: no host; want http://host:port/path", s)
-	case u.User != nil:
-		return fmt.Sprintf("bad URL %q: credentials in the URL are not sent; use an Authorization header", s)
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return fmt.Sprintf("bad URL %q: bad port %q", s, p)
-		}
-	}
-	return ""
-}
+func checkURL(s string) string { return harness.CheckHTTPURL(s) }
 
 // checkMethod returns what is wrong with an HTTP method ("" if nothing).
 func checkMethod(m string) string {
@@ -225,14 +203,4 @@ func (d toolDecoder) headerValue(e field, what, value string, render bool) (stri
 	return v, true
 }
 
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
-			return false
-		}
-	}
-	return true
-}
+func isToken(s string) bool { return harness.IsToken(s) }

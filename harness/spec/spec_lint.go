@@ -9,13 +9,29 @@ import (
 
 	"github.com/onceproof/onceproof/harness"
 	"github.com/onceproof/onceproof/harness/lint"
+	omcp "github.com/onceproof/onceproof/harness/mcp"
+	"github.com/onceproof/onceproof/harness/transport"
 )
+
+// MCPServer is the MCP server of a tool served by one (its section's
+// [omcp.Server]: tools/list, the tools/call it makes); ok is false for
+// other tools.
+func (t Tool) MCPServer() (omcp.Server, bool) {
+	c := t.Config
+	if d, ok := c.(interface {
+		WithDir(string) transport.Config
+	}); ok {
+		c = d.WithDir(t.Common.Dir)
+	}
+	srv, ok := c.(omcp.Server)
+	return srv, ok
+}
 
 // LintHTTP lints what the spec declares for an HTTP tool (its method and key
 // header). Each finding's Where is the spec line of the field it is about.
 // It returns an empty result for an MCP tool.
 func (t Tool) LintHTTP() lint.Result {
-	if t.MCP != nil {
+	if _, ok := t.Config.(httpConfig); !ok {
 		return lint.Result{Findings: []lint.Finding{}}
 	}
 	key := harness.DefaultKeyHeader
@@ -34,10 +50,12 @@ func (t Tool) LintHTTP() lint.Result {
 // entry's name; their Where is the spec line of the mcp.tool field, or of
 // the spec field a finding is about.
 func (t Tool) LintMCP(tool *mcp.Tool) lint.Result {
-	if t.MCP == nil {
+	srv, ok := t.Config.(omcp.Server)
+	if !ok {
 		return lint.Result{Findings: []lint.Finding{}}
 	}
-	res := lint.MCP(tool, lint.MCPOptions{Name: t.Name, Spec: true, KeyArgument: t.MCP.KeyArgument, KeyMeta: t.MCP.KeyMeta})
+	call := srv.Call()
+	res := lint.MCP(tool, lint.MCPOptions{Name: t.Name, Spec: true, KeyArgument: call.KeyArgument, KeyMeta: call.KeyMeta})
 	for i, f := range res.Findings {
 		field := "mcp.tool"
 		if strings.HasPrefix(f.Field, "mcp.") {

@@ -31,9 +31,7 @@ func (d toolDecoder) longRunning(f field) {
 	if !ok {
 		return
 	}
-	if d.t.MCP != nil {
-		d.errorf(f.line, f.path, "long-running operations are followed for http tools (an MCP tool has no status call)")
-	}
+	d.unsupported(f)
 	c := &harness.LongRunningConfig{StatusMethod: http.MethodGet}
 	var uf field
 	hasURL := false

@@ -21,8 +21,7 @@ func (d toolDecoder) lookup(f field) {
 	if !ok {
 		return
 	}
-	if d.t.MCP != nil {
-		d.errorf(f.line, f.path, "a lookup is an HTTP request to the tool: for http tools")
+	if d.unsupported(f) {
 		return
 	}
 	l := &harness.LookupConfig{Method: http.MethodGet}

@@ -255,9 +255,10 @@ func TestParseSpecValid(t *testing.T) {
 			spec: spec("  - name: stats", "    mcp:", "      url: http://127.0.0.1:8090/mcp", "      tool: ticket_stats",
 				`      arguments: '{"query":"{{.Marker}}"}'`, okOracle[0], okOracle[1]),
 			check: func(t *testing.T, s *Spec) {
-				require.NotNil(t, s.Tools[0].MCP)
-				assert.Empty(t, s.Tools[0].MCP.KeyArgument)
-				assert.Empty(t, s.Tools[0].MCP.KeyMeta)
+				srv, ok := s.Tools[0].MCPServer()
+				require.True(t, ok)
+				assert.Empty(t, srv.Call().KeyArgument)
+				assert.Empty(t, srv.Call().KeyMeta)
 			},
 		},
 		{
@@ -487,7 +488,7 @@ func TestToolErrorIsLocated(t *testing.T) {
 	s, err := Parse("spec.yaml", []byte(fullSpec))
 	require.NoError(t, err)
 	ts := s.Tools[0]
-	ts.HTTP.Oracle = nil // a caller's mistake: NewHTTPTool refuses it
+	ts.Common.Oracle = nil // a caller's mistake: NewHTTPTool refuses it
 	err = ts.Check()
 	var se *Error
 	require.ErrorAs(t, err, &se)

@@ -100,9 +100,13 @@ type Header struct {
 	Name, Value string
 }
 
-// MCPDraft is the mcp section of a [ToolDraft]. Empty fields are left out.
+// MCPDraft is the mcp section of a [ToolDraft]: a Streamable HTTP
+// server's URL or a stdio server's Command (with its Dir). Empty fields
+// are left out.
 type MCPDraft struct {
 	URL         string
+	Command     []string
+	Dir         string
 	Tool        string
 	Arguments   string
 	KeyArgument string
@@ -162,6 +166,8 @@ func (d Draft) check() error {
 			return fmt.Errorf("%w: tools[%d]: duplicate tool name %q", ErrDraft, i, t.Name)
 		case (t.HTTP == nil) == (t.MCP == nil):
 			return fmt.Errorf("%w: tool %s: want exactly one of an http and an mcp section", ErrDraft, t.Name)
+		case t.MCP != nil && (t.MCP.URL == "") == (len(t.MCP.Command) == 0):
+			return fmt.Errorf("%w: tool %s: an mcp section has a url or a command", ErrDraft, t.Name)
 		case t.Oracle.HTTP != nil && t.Oracle.Command != nil:
 			return fmt.Errorf("%w: tool %s: an oracle is http or command, not both", ErrDraft, t.Name)
 		}
@@ -223,6 +229,11 @@ func (t ToolDraft) write(b *bytes.Buffer) {
 		b.WriteString(in + "mcp:\n")
 		const in = in + "  "
 		w.field(in, "mcp.url", "url", m.URL)
+		if len(m.Command) > 0 {
+			w.note(in, "mcp.command")
+			fmt.Fprintf(w.b, "%scommand: %s\n", in, flowList(m.Command))
+		}
+		w.field(in, "mcp.dir", "dir", m.Dir)
 		w.field(in, "mcp.tool", "tool", m.Tool)
 		w.field(in, "mcp.arguments", "arguments", m.Arguments)
 		w.field(in, "mcp.key_argument", "key_argument", m.KeyArgument)
@@ -295,11 +306,7 @@ func (w toolWriter) oracle(indent string) {
 		fmt.Fprintf(w.b, "%shttp:\n%s  url: %s\n%s  count: %s\n", in, in, yamlScalar(o.HTTP.URL), in, yamlScalar(o.HTTP.Count))
 	default:
 		fmt.Fprintf(w.b, "%soracle:\n", indent)
-		args := make([]string, len(o.Command))
-		for i, a := range o.Command {
-			args[i] = yamlFlowScalar(a)
-		}
-		fmt.Fprintf(w.b, "%scommand: [%s]\n", in, strings.Join(args, ", "))
+		fmt.Fprintf(w.b, "%scommand: %s\n", in, flowList(o.Command))
 	}
 	if o.Settle > 0 && (o.HTTP != nil || o.Command != nil) {
 		fmt.Fprintf(w.b, "%ssettle: %s\n", in, o.Settle)
@@ -313,6 +320,15 @@ func (w toolWriter) oracle(indent string) {
 			writeComment(w.b, in, line)
 		}
 	}
+}
+
+// flowList spells ss as a YAML flow sequence, [a, b].
+func flowList(ss []string) string {
+	items := make([]string, len(ss))
+	for i, s := range ss {
+		items[i] = yamlFlowScalar(s)
+	}
+	return "[" + strings.Join(items, ", ") + "]"
 }
 
 // value spells the field's value.

@@ -86,11 +86,13 @@ func TestWriteSpecRoundTrip(t *testing.T) {
 				Notes: map[string]Note{"mcp.key_meta": {Guessed: true, Text: "no key argument"}},
 			},
 			check: func(t *testing.T, ts Tool) {
-				require.NotNil(t, ts.MCP)
-				assert.Equal(t, "send notice", ts.MCP.Tool)
-				assert.Equal(t, `{"text":"{{.Marker}}","n":{{.Int 1 100}}}`, ts.MCP.Arguments)
-				assert.Equal(t, "idempotency-key", ts.MCP.KeyMeta)
-				assert.Equal(t, 300*time.Millisecond, ts.MCP.Timeout)
+				srv, ok := ts.MCPServer()
+				require.True(t, ok)
+				call := srv.Call()
+				assert.Equal(t, "send notice", call.Tool)
+				assert.Equal(t, `{"text":"{{.Marker}}","n":{{.Int 1 100}}}`, call.Arguments)
+				assert.Equal(t, "idempotency-key", call.KeyMeta)
+				assert.Equal(t, 300*time.Millisecond, call.Timeout)
 			},
 		},
 	} {
@@ -295,7 +297,7 @@ func TestContractOptionalsLoad(t *testing.T) {
 		}
 		s, err := Parse("draft.yaml", []byte(text))
 		require.NoError(t, err, "%s:\n%s", tc.reason, text)
-		tc.check(t, s.Tools[0].HTTP.Contract)
+		tc.check(t, s.Tools[0].Common.Contract)
 	}
 }
 

@@ -18,6 +18,7 @@ func (t Tool) CheckTargets(g *harness.Guard, file string) error {
 	if g != nil && g.AllowRemote {
 		return nil
 	}
+	t = t.resolved()
 	var errs []error
 	check := func(field, rawURL string) {
 		u, err := url.Parse(rawURL)
@@ -36,12 +37,10 @@ func (t Tool) CheckTargets(g *harness.Guard, file string) error {
 			errs = append(errs, e)
 		}
 	}
-	if t.MCP != nil {
-		check("mcp.url", t.MCP.URL)
-	} else {
-		check("http.url", t.HTTP.URL)
+	for _, target := range t.Config.Targets() {
+		check(target.Field, target.URL)
 	}
-	for _, target := range harness.OracleTargets(t.HTTP.Oracle) {
+	for _, target := range harness.OracleTargets(t.Common.Oracle) {
 		check(target.Field, target.URL)
 	}
 	if len(errs) == 1 {
