@@ -44,8 +44,9 @@ func TestDiscoverWritesASpecCertifyAccepts(t *testing.T) {
 	data, _ := os.ReadFile(sp)
 	require.Contains(t, string(data), "key_argument: idempotency_key")
 	require.True(t, strings.HasPrefix(string(data), "# yaml-language-server: $schema=https://"), "the first line gives editors the spec's schema")
-	// Keep the lost-response trials short (the starter spec keeps the 2s default).
-	require.NoError(t, os.WriteFile(sp, []byte(strings.ReplaceAll(string(data), "      tool: ", "      timeout: 200ms\n      tool: ")), 0o644))
+	// Keep the lost-response trials short (the starter spec keeps the 2s
+	// default), yet long enough for the preflight call on a loaded machine.
+	require.NoError(t, os.WriteFile(sp, []byte(strings.ReplaceAll(string(data), "      tool: ", "      timeout: 1s\n      tool: ")), 0o644))
 
 	// certify runs every tool and finds the lying ones.
 	code, out, errOut = runCLI(t, "certify", "--spec", sp, "--checks", "3", "--max-backoff", "10ms", "--quiet")
