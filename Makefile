@@ -2,13 +2,16 @@
 GO ?= go
 
 # No registry here: testcontainers must not start its reaper (its image would
-# be pulled); inside a container, mapped ports are reached on loopback.
+# be pulled). onceproof finds where a container's ports are published by
+# itself (harness/container: inside a container too); the override is for
+# the tests that drive testcontainers' own postgres and redis modules
+# (cmd/onceproof-images), whose detection picks the default route here.
 export TESTCONTAINERS_RYUK_DISABLED := true
 ifneq ($(wildcard /.dockerenv),)
 export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 endif
 
-.PHONY: all build test deps images vet fmt bench soak fuzz demo ci clean
+.PHONY: all build test deps images vet fmt bench soak fuzz demo ci clean release-tools release-snapshot
 
 all: vet test
 
@@ -17,15 +20,19 @@ build:
 	CGO_ENABLED=0 $(GO) build -o bin/onceproof-fixture ./cmd/onceproof-fixture
 
 # Installs the Debian packages the tests need (when missing), builds the
-# images the container tests run, then runs every test.
+# images the container tests run, then runs every test: the module's, then
+# examples/thirdparty's (its own module, so that Fiber and fasthttp stay out
+# of onceproof's go.mod).
 test: images
 	$(GO) test -race -timeout 30m ./...
+	cd examples/thirdparty && $(GO) test -race -timeout 30m ./...
 
 deps:
 	bash .ci/deps
 
 vet:
 	$(GO) vet ./...
+	cd examples/thirdparty && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 
 fmt:
@@ -61,7 +68,24 @@ ci:
 	bash .ci/run
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
+
+# The release, built locally and published nowhere: archives for
+# linux/darwin/windows × amd64/arm64 with LICENSE and README, their SHA-256
+# checksums, a CycloneDX SBOM per archive and the CLI image (amd64 and arm64)
+# in the local Docker engine, all under dist/ (see .goreleaser.yaml). The
+# tools come from the Go module proxy, at pinned versions.
+GORELEASER_VERSION ?= v2.15.1
+CYCLONEDX_GOMOD_VERSION ?= v1.10.0
+TOOLS := $(CURDIR)/bin/tools
+
+release-tools:
+	GOBIN=$(TOOLS) $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+	GOBIN=$(TOOLS) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
+
+release-snapshot: release-tools
+	mkdir -p bin/image && cp /etc/ssl/certs/ca-certificates.crt bin/image/
+	PATH="$(TOOLS):$$PATH" DOCKER_BUILDKIT=0 ONCEPROOF_ROOT="$(CURDIR)" goreleaser release --snapshot --clean
 
 # Build every container image the project uses, locally (no registry needed);
 # fast when nothing changed.

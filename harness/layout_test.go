@@ -21,6 +21,8 @@ var layout = map[string][]string{
 	"harness/capture":           nil,
 	"harness/report":            {"harness/jsonptr"},
 	"harness/report/html":       {"harness/report"},
+	"harness/report/sarif":      {"harness/report"},
+	"harness/report/github":     {"harness/report"},
 	"harness":                   {"faults", "harness/capture", "harness/jsonptr", "harness/report"},
 	"harness/baseline":          {"harness/report"},
 	"harness/lint":              {"harness/report"},

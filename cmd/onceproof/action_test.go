@@ -46,14 +46,15 @@ type actionOutput struct {
 }
 
 type actionStep struct {
-	Name  string            `yaml:"name"`
-	ID    string            `yaml:"id"`
-	If    string            `yaml:"if"`
-	Uses  string            `yaml:"uses"`
-	Shell string            `yaml:"shell"`
-	Run   string            `yaml:"run"`
-	With  map[string]string `yaml:"with"`
-	Env   map[string]string `yaml:"env"`
+	Name            string            `yaml:"name"`
+	ID              string            `yaml:"id"`
+	If              string            `yaml:"if"`
+	Uses            string            `yaml:"uses"`
+	Shell           string            `yaml:"shell"`
+	Run             string            `yaml:"run"`
+	With            map[string]string `yaml:"with"`
+	Env             map[string]string `yaml:"env"`
+	ContinueOnError bool              `yaml:"continue-on-error"`
 }
 
 type action struct {
@@ -139,6 +140,10 @@ func stepStrings(s actionStep) []string {
 	return out
 }
 
+// actionOutputs are the outputs of the actions action.yml uses that it
+// reads.
+var actionOutputs = map[string][]string{"actions/cache": {"cache-hit"}}
+
 func TestActionReferencesResolve(t *testing.T) {
 	a := loadAction(t)
 	require.Equal(t, "composite", a.Runs.Using)
@@ -188,6 +193,10 @@ func TestActionReferencesResolve(t *testing.T) {
 			for _, m := range writesOutRE.FindAllStringSubmatch(s.Run, -1) {
 				written[s.ID] = append(written[s.ID], m[1])
 			}
+			if s.Uses != "" {
+				action, _, _ := strings.Cut(s.Uses, "@")
+				written[s.ID] = append(written[s.ID], actionOutputs[action]...)
+			}
 		}
 	}
 	for name, out := range a.Outputs {
@@ -206,9 +215,19 @@ func TestActionReferencesResolve(t *testing.T) {
 	gomod, err := os.ReadFile("../../go.mod")
 	require.NoError(t, err)
 	module, _, _ := strings.Cut(strings.TrimPrefix(string(gomod), "module "), "\n")
-	install := a.step(t, "install")
-	require.Contains(t, install.Run, "go install \""+module+"/cmd/onceproof@${INPUT_VERSION}\"")
-	require.Equal(t, "${{ inputs.version }}", install.Env["INPUT_VERSION"])
+	// It installs a release of this module's CLI, or builds the version
+	// asked for from source.
+	build := a.step(t, "build")
+	require.Contains(t, build.Run, "go install \""+module+"/cmd/onceproof@${INPUT_VERSION}\"")
+	require.Equal(t, "${{ steps.resolve.outputs.version }}", build.Env["INPUT_VERSION"])
+	require.Equal(t, "${{ inputs.version }}", a.step(t, "resolve").Env["INPUT_VERSION"])
+
+	// Every action it calls is pinned to a major version.
+	for _, s := range a.Runs.Steps {
+		if s.Uses != "" {
+			require.Regexp(t, `^[a-z0-9-]+/[a-z0-9/-]+@v[0-9]+$`, s.Uses, "step %s", s.Name)
+		}
+	}
 }
 
 func TestActionPassesFlagsTheCLIHas(t *testing.T) {
@@ -225,7 +244,7 @@ func TestActionPassesFlagsTheCLIHas(t *testing.T) {
 		fs = append(fs, m[1])
 	}
 	slices.Sort(fs)
-	require.Equal(t, []string{"html", "json", "junit", "markdown"}, fs)
+	require.Equal(t, []string{"github", "html", "json", "junit", "markdown", "sarif"}, fs, "every report format, and the annotations")
 }
 
 // splitWords splits like the action's xargs: blanks separate, quotes group.
@@ -402,7 +421,7 @@ func TestActionCertifyStepRuns(t *testing.T) {
 			tmp := t.TempDir()
 			summary := filepath.Join(tmp, "summary.md")
 			env := []string{"RUNNER_TEMP=" + tmp, "GITHUB_STEP_SUMMARY=" + summary}
-			steps := map[string]map[string]string{"install": {"bin": bin}}
+			steps := map[string]map[string]string{"resolve": {"bin": bin}}
 			got, log, code := runStep(t, a.step(t, "certify"), inputs, steps, env)
 			require.Equal(t, 0, code, "the certify step succeeds so that the upload runs: %s", log)
 			require.Equal(t, tc.code, got["exit-code"], "%s: %s", tc.reason, log)
@@ -410,8 +429,11 @@ func TestActionCertifyStepRuns(t *testing.T) {
 			steps["certify"] = got
 			sum, _ := os.ReadFile(summary)
 			if tc.reports {
-				for _, k := range []string{"report", "html", "junit"} {
+				for _, k := range []string{"report", "html", "junit", "markdown", "sarif"} {
 					require.FileExists(t, got[k], "output %s", k)
+				}
+				if tc.code == "1" {
+					require.Regexp(t, `(?m)^::error file=[^,]+,line=[0-9]+,title=onceproof%3A create-ticket × lost-response FAILED::`, log, "a failed scenario is an annotation on its spec line")
 				}
 				md, err := os.ReadFile(strings.TrimSuffix(got["report"], ".json") + ".md")
 				require.NoError(t, err)

@@ -76,31 +76,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	var code int
-	var err error
 	switch args[0] {
-	case "certify":
-		code, err = certify(ctx, args[1:], stdout, stderr)
-	case "certify-client":
-		code, err = certifyClient(ctx, args[1:], stdout, stderr)
-	case "chaos":
-		code, err = chaosCmd(ctx, args[1:], stdout, stderr)
-	case "demo":
-		code, err = demo(ctx, args[1:], stdout, stderr)
-	case "discover":
-		code, err = discover(ctx, args[1:], stdout, stderr)
-	case "lint":
-		code, err = lintCmd(ctx, args[1:], stdout, stderr)
-	case "report":
-		code, err = reportCmd(args[1:], stdout, stderr)
-	case "verify-certificate":
-		code, err = verifyCertificate(args[1:], stdout)
-	case "sweep":
-		code, err = sweep(ctx, args[1:], stdout)
-	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "onceproof %s\n", onceproofVersion())
-		return exitOK
-	case "help":
+	case "--version", "-version":
+		args = []string{"version"}
+	case "-h", "-help", "--help":
+		args = []string{"help"}
+	}
+	if args[0] == "help" {
 		if len(args) > 2 {
 			fmt.Fprintf(stderr, "onceproof: help: want one command, got %q\n", args[1:])
 			return exitUsage
@@ -109,12 +91,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return help(ctx, args[1], stdout, stderr)
 		}
 		return help(ctx, "", stdout, stderr)
-	case "-h", "-help", "--help":
-		return help(ctx, "", stdout, stderr)
-	default:
+	}
+	cmd, ok := lookupCommand(args[0])
+	if !ok {
 		fmt.Fprintf(stderr, "onceproof: unknown command %q\n\n%s", args[0], usage)
 		return exitUsage
 	}
+	code, err := cmd.run(ctx, args[1:], stdout, stderr)
 	if ctx.Err() != nil && (err != nil || code != exitOK) {
 		fmt.Fprintf(stderr, "onceproof: %s\n", interruption(ctx))
 		return exitInterrupted
@@ -142,7 +125,7 @@ func exitCode(ctx context.Context, err error) int {
 		return exitInterrupted
 	case errors.As(err, &ue), errors.Is(err, flag.ErrHelp), errors.Is(err, spec.ErrSpec), errors.Is(err, baseline.ErrBaseline), errors.Is(err, harness.ErrRemoteTarget):
 		return exitUsage
-	case errors.Is(err, scenarios.ErrNotApplicable):
+	case errors.Is(err, scenarios.ErrNotApplicable), errors.Is(err, container.ErrImageVersion):
 		return exitUsage
 	case errors.Is(err, harness.ErrPreflight), errors.Is(err, harness.ErrUnreachable), errors.Is(err, container.ErrNoDocker):
 		return exitUnreachable
@@ -247,23 +230,82 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// parse parses args with fs, turning flag errors into usage errors. For -h
-// it prints usage and the flags to stdout and reports help: the command is
-// done.
+// parse parses args with fs, turning flag errors into usage errors. Flags
+// may come anywhere on the command line, before, between and after the
+// command's arguments (see interleave); "--" ends the flags. For -h it
+// prints usage and the flags to stdout and reports help: the command is
+// done. The arguments are fs.Args() afterwards.
 func parse(fs *flag.FlagSet, args []string, usage string, stdout io.Writer) (help bool, err error) {
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s\n\nFlags:\n", usage)
-			printFlags(stdout, fs)
-			return true, nil
-		}
-		return false, usagef("%s: %v", fs.Name(), err)
+	if help, err := parseArgs(fs, args, usage, stdout); help || err != nil {
+		return help, err
 	}
 	if fs.NArg() > 0 && !mergeFlag(fs) {
 		return false, usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
 	}
 	return false, nil
+}
+
+// parseArgs is parse for a command that takes arguments: they are left in
+// fs.Args() for it to check.
+func parseArgs(fs *flag.FlagSet, args []string, usage string, stdout io.Writer) (help bool, err error) {
+	if rec, ok := stdout.(*flagRecorder); ok {
+		rec.fs = fs // asked for the flags only (see command.flagSet)
+		return true, nil
+	}
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(interleave(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, usage)
+			n := 0
+			fs.VisitAll(func(*flag.Flag) { n++ })
+			if n > 0 {
+				fmt.Fprint(stdout, "\nFlags:\n")
+				printFlags(stdout, fs)
+			}
+			return true, nil
+		}
+		return false, usagef("%s: %v", fs.Name(), err)
+	}
+	return false, nil
+}
+
+// interleave moves the flags of args (with their values) before its other
+// arguments, which follow a "--": the flag package stops at the first
+// argument that is not a flag, and a command line such as
+// "report --merge a.json b.json --format markdown --out m.md" must mean
+// what it says. A flag fs does not define is kept in place for fs.Parse to
+// refuse; a non-boolean flag without "=" takes the next argument as its
+// value, whatever it looks like (as fs.Parse does).
+func interleave(fs *flag.FlagSet, args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil || hasValue || isBoolFlag(f) {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return append(append(flags, "--"), rest...)
+}
+
+// isBoolFlag reports whether f takes no value.
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -275,7 +317,7 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	certificate := fs.String("certificate", "", "write a certificate to `FILE` (JSON, with an SVG badge beside it) when the tool is agent-ready")
 	allowRemote := fs.Bool("allow-remote", false, "allow tools and oracles that are not on loopback (onceproof duplicates writes on purpose)")
 	var shard *report.Shard
-	fs.Func("shard", "I/N: run only share I of N of the (tool, scenario) pairs (a CI matrix job); merge the reports with onceproof report --merge", func(v string) error {
+	fs.Func("shard", "`I/N`: run only share I of N of the (tool, scenario) pairs (a CI matrix job); merge the reports with onceproof report --merge", func(v string) error {
 		s, err := parseShard(v)
 		shard = s
 		return err
@@ -345,7 +387,11 @@ func certify(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		selected[i] = ts
 	}
 	lints := lintBeforeCertify(ctx, selected, c.quiet, stderr)
-	envOpts, closeDocker, err := containerOptions(ctx, selected, *localImages || len(imageMap) > 0, imageMap, stderr)
+	envLog := stderr
+	if c.quiet {
+		envLog = nil
+	}
+	envOpts, closeDocker, err := containerOptions(ctx, selected, *localImages || len(imageMap) > 0, imageMap, envLog)
 	if err != nil {
 		return 0, err
 	}
@@ -591,7 +637,7 @@ func certifyTool(ctx context.Context, ts spec.Tool, envOpts container.EnvOptions
 		tr.Startup = startup
 		tr.Image, tr.ImageDigest, _ = ct.Env().ToolImage(context.WithoutCancel(ctx))
 	}
-	tr.Duration = time.Since(began)
+	tr.Duration, tr.Line = time.Since(began), ts.Line
 	return tr, err
 }
 
@@ -612,12 +658,36 @@ func containerOptions(ctx context.Context, selected []spec.Tool, local bool, ima
 		return opts, nil, fmt.Errorf("%w (the spec runs tools as containers; start Docker or certify a running tool by its URL)", err)
 	}
 	if local {
-		m := container.DefaultLocalImages()
+		m, explicit := container.DefaultLocalImages(), map[string]bool{}
 		for _, kv := range imageMap {
 			name, l, _ := strings.Cut(kv, "=")
-			m[name] = l
+			m[name], explicit[name] = l, true
 		}
-		opts.Images = container.LocalImages{Map: m, Docker: docker}
+		li := container.LocalImages{Map: m, Explicit: explicit, Docker: docker}
+		// Every image is resolved before anything starts, and what runs in
+		// its place is said.
+		var images []string
+		for _, ts := range selected {
+			if ts.IsContainer() {
+				images = append(images, ts.Container.Images()...)
+			}
+		}
+		slices.Sort(images)
+		subs, err := li.Plan(slices.Compact(images))
+		if err != nil {
+			_ = docker.Close()
+			return opts, nil, err
+		}
+		for _, s := range subs {
+			if s.Local != s.Image && log != nil {
+				line := fmt.Sprintf("image %s runs as the local build %s", s.Image, s.Local)
+				if s.Note != "" {
+					line += " (" + s.Note + ")"
+				}
+				fmt.Fprintln(log, line)
+			}
+		}
+		opts.Images = li
 	}
 	return opts, func() { _ = docker.Close() }, nil
 }

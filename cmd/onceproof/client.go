@@ -22,7 +22,7 @@ import (
 func certifyClient(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("certify-client", flag.ContinueOnError)
 	var c common
-	fs.IntVar(&c.checks, "checks", 25, "run `N` trials per check")
+	fs.IntVar(&c.checks, "checks", 25, "run `N` trials per check, each of --ops operations through the wrapper (fewer than certify's 100: every trial runs the command --ops times)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed the server's plans with `N` (0: pick one and print it)")
 	fs.DurationVar(&c.shrinkTime, "shrink-time", 10*time.Second, "longest time spent shrinking one failure, a `duration` of at most "+report.FormatDuration(maxShrinkTime))
 	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "`N` trials in flight at once (1: one at a time)")

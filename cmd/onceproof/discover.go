@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -18,7 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/onceproof/onceproof/harness"
-	omcp "github.com/onceproof/onceproof/harness/mcp"
 	"github.com/onceproof/onceproof/harness/spec"
 )
 
@@ -31,7 +31,8 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	servers := serverFlags(fs)
 	document := fs.String("openapi", "", "an OpenAPI 3.0 or 3.1 document, a `FILE` or an http(s) URL")
 	out := fs.String("out", "", "write the starter spec to `FILE` (default: standard output after the table)")
-	oracle := fs.String("oracle-url", "", "--mcp: oracle `URL` template for the starter spec (default: the server's /count?marker={{.Marker}}; adjust it)")
+	var oracle oracleFlags
+	oracle.register(fs)
 	var o openapiFlags
 	o.register(fs)
 	if help, err := parse(fs, args, discoverUsage, stdout); help || err != nil {
@@ -50,22 +51,18 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 		defer file.discard()
 	}
+	if err := oracle.check(); err != nil {
+		return 0, err
+	}
 	switch {
 	case *document != "":
-		if *oracle != "" {
-			return 0, usagef("discover: --oracle-url is for --mcp; an OpenAPI spec gets an oracle placeholder")
-		}
-		return discoverOpenAPI(ctx, *document, file, o, stdout, stderr)
+		return discoverOpenAPI(ctx, *document, file, o, oracle, stdout, stderr)
 	case o.setForOpenAPI():
 		return 0, usagef("discover: --operation, --server and --server-var are for --openapi")
 	}
 	f := chosen[0]
-	cfg, err := f.kind.Discover.Section(f.value)
-	if err != nil {
+	if _, err := f.kind.Discover.Section(f.value); err != nil {
 		return 0, usagef("discover: --%s: %v", f.kind.Discover.Flag, err)
-	}
-	if srv, ok := cfg.(omcp.Server); ok && srv.Reach().URL == "" && *oracle != "" {
-		return 0, usagef("discover: --oracle-url is for --mcp; a stdio server's spec gets an oracle placeholder")
 	}
 	srv, tools, err := reachServer(ctx, "discover", f, &harness.Guard{AllowRemote: o.allowRemote})
 	if err != nil {
@@ -74,10 +71,6 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	printTools(stdout, tools)
 	reach := srv.Reach()
 	section := spec.MCPDraft{URL: reach.URL, Command: reach.Command}
-	if reach.URL != "" && *oracle == "" {
-		u, _ := url.Parse(reach.URL)
-		*oracle = u.Scheme + "://" + u.Host + "/count?marker={{.Marker}}"
-	}
 	if len(reach.Command) > 0 && *out != "" {
 		// The spec runs its server from where discover ran it.
 		cwd, err1 := os.Getwd()
@@ -88,7 +81,7 @@ func discover(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 			}
 		}
 	}
-	return writeDraft(starterSpec(section, "--"+f.kind.Discover.Flag+" "+f.value, *oracle, tools), file, "fill in each tool's oracle", stdout, stderr)
+	return writeDraft(starterSpec(section, "--"+f.kind.Discover.Flag+" "+f.value, oracle, tools), file, oracle.todo(), stdout, stderr)
 }
 
 // given counts the flags set.
@@ -117,10 +110,71 @@ func printTools(stdout io.Writer, tools []*mcp.Tool) {
 	_ = tw.Flush()
 }
 
+// oracleFlags are the flags that give a starter spec's oracles (discover,
+// init): an HTTP count endpoint, or the placeholder that certify refuses
+// until it is replaced.
+type oracleFlags struct {
+	url, count string
+}
+
+func (o *oracleFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.url, "oracle-url", "", "the oracle of every drafted tool: a count endpoint `URL` template using {{.Marker}} (default: oracle: "+spec.OraclePlaceholder+", to replace)")
+	fs.StringVar(&o.count, "oracle-count", "/count", "with --oracle-url: the JSON `POINTER` to the count in its answer")
+}
+
+// check refuses an oracle URL that is not an http(s) URL using the marker.
+func (o oracleFlags) check() error {
+	if o.url == "" {
+		return nil
+	}
+	if u, err := url.Parse(o.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.Contains(o.url, "{{.Marker}}") {
+		return usagef("--oracle-url %q: want an http(s) URL template using {{.Marker}}, e.g. http://127.0.0.1:8080/count?marker={{.Marker}}", o.url)
+	}
+	if !strings.HasPrefix(o.count, "/") {
+		return usagef("--oracle-count %q: want a JSON pointer, e.g. /count", o.count)
+	}
+	return nil
+}
+
+// draft is the oracle a drafted tool gets, with its note.
+func (o oracleFlags) draft() (spec.OracleDraft, spec.Note) {
+	if o.url == "" {
+		return spec.OracleDraft{}, spec.Note{Text: "TODO: what counts this tool's effects for one marker (an HTTP count endpoint,\na command, a SQL query, a Redis command); certify refuses " + spec.OraclePlaceholder}
+	}
+	return spec.OracleDraft{HTTP: &spec.OracleHTTPDraft{URL: o.url, Count: o.count}}, spec.Note{Text: "given with --oracle-url: check that it counts this tool's effects for one marker"}
+}
+
+// todo says what is left to do with a starter spec.
+func (o oracleFlags) todo() string {
+	if o.url == "" {
+		return "replace each oracle: " + spec.OraclePlaceholder + " and check the guessed lines"
+	}
+	return "check the guessed lines"
+}
+
+// specSchemaPath is where the spec file's JSON Schema is published in the
+// repository (it is added with the spec restructuring; see specSchemaURL).
+const specSchemaPath = "harness/spec/spec.schema.json"
+
+// releaseRE matches a release version (no pre-release, no pseudo-version).
+var releaseRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
+
+// specSchemaURL is the URL of the spec's JSON Schema for this onceproof's
+// version: the file at its release tag, or on main for any other build.
+func specSchemaURL() string {
+	ref := "main"
+	if v := onceproofVersion(); releaseRE.MatchString(v) {
+		ref = v
+	}
+	return "https://raw.githubusercontent.com/onceproof/onceproof/" + ref + "/" + specSchemaPath
+}
+
 // writeDraft writes a starter spec to file (opened before the run), or to
-// stdout after a blank line when file is nil.
+// stdout after a blank line when file is nil. Its first line gives editors
+// the spec's schema (the yaml-language-server modeline).
 func writeDraft(d spec.Draft, file *target, todo string, stdout, stderr io.Writer) (int, error) {
 	var b bytes.Buffer
+	fmt.Fprintf(&b, "# yaml-language-server: $schema=%s\n", specSchemaURL())
 	if err := spec.Write(&b, d); err != nil {
 		return 0, err
 	}
@@ -135,10 +189,9 @@ func writeDraft(d spec.Draft, file *target, todo string, stdout, stderr io.Write
 	return exitOK, nil
 }
 
-const discoverUsage = `Usage: onceproof discover --mcp URL [--out FILE] [--oracle-url URL]
-       onceproof discover --mcp-command CMD [--out FILE]
+const discoverUsage = `Usage: onceproof discover --mcp URL | --mcp-command CMD [--out FILE] [--oracle-url URL [--oracle-count POINTER]]
        onceproof discover --openapi FILE|URL [--out FILE] [--operation ID]... [--server URL]
-                          [--server-var NAME=VALUE]... [--allow-remote]`
+                          [--server-var NAME=VALUE]... [--oracle-url URL [--oracle-count POINTER]] [--allow-remote]`
 
 // discoverTimeout bounds listing an MCP server's tools or fetching a document.
 const discoverTimeout = 15 * time.Second
@@ -155,13 +208,18 @@ func hints(t *mcp.Tool) (readOnly, idempotent bool, destructive string) {
 }
 
 // starterSpec drafts a spec entry per tool, each with section (its url, or
-// its command) and oracle ("" for the placeholder).
-func starterSpec(section spec.MCPDraft, source, oracle string, tools []*mcp.Tool) spec.Draft {
+// its command) and the oracle the flags give (the placeholder without
+// --oracle-url).
+func starterSpec(section spec.MCPDraft, source string, oracle oracleFlags, tools []*mcp.Tool) spec.Draft {
 	d := spec.Draft{Comment: []string{
 		"Starter spec written by onceproof discover " + source,
-		"Check each tool's arguments and point its oracle at something that counts the",
-		"tool's effects for a marker (an HTTP count endpoint, a SQL query, a command).",
+		"Lines marked guessed hold values the server does not state: check them.",
 	}}
+	if oracle.url == "" {
+		d.Comment = append(d.Comment, "Replace each oracle: "+spec.OraclePlaceholder+" with something that counts the tool's",
+			"effects for one marker (an HTTP count endpoint, a command reading the server's store, SQL...).")
+	}
+	od, on := oracle.draft()
 	for _, t := range tools {
 		ro, _, _ := hints(t)
 		args, keyArg, marker := argumentsTemplate(t.InputSchema)
@@ -179,19 +237,15 @@ func starterSpec(section spec.MCPDraft, source, oracle string, tools []*mcp.Tool
 			// refuses a result_id that finds nothing.
 			ResultID: resultIDPointer(t.OutputSchema),
 
+			Oracle: od,
 			Notes: map[string]spec.Note{
 				"mcp.arguments": {Guessed: true, Text: "from the input schema: every property, the marker in the first string"},
 				"result_id":     {Guessed: true, Text: "the id the output schema names"},
-				"oracle":        {Guessed: true, Text: "the server's /count (or --oracle-url): TODO: point it at what counts this tool's effects"},
+				"oracle":        on,
 			},
 		}
 		if td.ResultID == "" {
 			delete(td.Notes, "result_id")
-		}
-		if oracle != "" {
-			td.Oracle = spec.OracleDraft{HTTP: &spec.OracleHTTPDraft{URL: oracle, Count: "/count"}}
-		} else {
-			td.Notes["oracle"] = spec.Note{Text: "TODO: an oracle that counts this tool's effects for one marker (a command reading the server's store, an HTTP count, SQL...)"}
 		}
 		switch {
 		case keyArg != "":

@@ -25,12 +25,12 @@ type openapiFlags struct {
 }
 
 func (o *openapiFlags) register(fs *flag.FlagSet) {
-	fs.Func("operation", "--openapi: draft this operation (operationId, tool name or \"METHOD /path\"; repeatable; default every write)", func(s string) error {
+	fs.Func("operation", "--openapi: draft the operation `ID` (an operationId, tool name or \"METHOD /path\"; repeatable; default every write)", func(s string) error {
 		o.operations = append(o.operations, s)
 		return nil
 	})
-	fs.StringVar(&o.server, "server", "", "--openapi: the base URL the operations are served at, replacing the document's servers")
-	fs.Func("server-var", "--openapi: NAME=VALUE: give a server variable a value other than its default (repeatable)", func(s string) error {
+	fs.StringVar(&o.server, "server", "", "--openapi: the base `URL` the operations are served at, replacing the document's servers")
+	fs.Func("server-var", "--openapi: `NAME=VALUE`: give a server variable a value other than its default (repeatable)", func(s string) error {
 		name, value, ok := strings.Cut(s, "=")
 		if !ok || name == "" {
 			return fmt.Errorf("want NAME=VALUE, got %q", s)
@@ -53,14 +53,16 @@ func (o openapiFlags) setForOpenAPI() bool {
 // discoverOpenAPI lists the operations of an OpenAPI document with their
 // class and writes a starter spec for the writes (or the operations named
 // with --operation).
-func discoverOpenAPI(ctx context.Context, src string, out *target, o openapiFlags, stdout, stderr io.Writer) (int, error) {
+func discoverOpenAPI(ctx context.Context, src string, out *target, o openapiFlags, oracle oracleFlags, stdout, stderr io.Writer) (int, error) {
 	if o.server != "" {
 		if err := checkServerURL(o.server); err != nil {
 			return 0, err
 		}
 	}
 	guard := &harness.Guard{AllowRemote: o.allowRemote}
-	doc, err := openapi.Load(ctx, src, openapi.Options{Server: o.server, Vars: o.vars, AllowRemote: o.allowRemote, Client: guard.HTTPClient(discoverTimeout)})
+	opts := openapi.Options{Server: o.server, Vars: o.vars, AllowRemote: o.allowRemote, Client: guard.HTTPClient(discoverTimeout)}
+	opts.Oracle, _ = oracle.draft()
+	doc, err := openapi.Load(ctx, src, opts)
 	if errors.Is(err, openapi.ErrDocument) {
 		return 0, usagef("discover: %v", err)
 	}
@@ -94,7 +96,7 @@ func discoverOpenAPI(ctx context.Context, src string, out *target, o openapiFlag
 	case err != nil:
 		return 0, err
 	}
-	return writeDraft(draft, out, "replace each oracle: FILL-IN and check the guessed lines", stdout, stderr)
+	return writeDraft(draft, out, oracle.todo(), stdout, stderr)
 }
 
 // selectOperations returns the operations named (nil when none is), or a

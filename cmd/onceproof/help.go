@@ -10,21 +10,20 @@ import (
 	"strings"
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; the
-// module version in the binary's build information comes first (see
-// onceproofVersion).
+// version is set at build time with -ldflags "-X main.version=v1.2.3" (the
+// release builds do); see onceproofVersion.
 var version = ""
 
-// onceproofVersion is the version this binary reports: the main module's
-// version from its build information (a tagged release, or the pseudo-version
-// the go command stamps from version control), else the -ldflags value, else
-// "devel".
+// onceproofVersion is the version this binary reports: the -ldflags value
+// of a release build, else the main module's version from its build
+// information (go install M@v1.2.3, or the pseudo-version the go command
+// stamps from version control), else "devel".
 func onceproofVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
 	if version != "" {
 		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
 	}
 	return "devel"
 }
@@ -41,11 +40,16 @@ Usage:
                                     and write a starter spec
   onceproof lint --mcp URL | --spec FILE
                                     check what the model reads: key instructions, hints, key schemas
-  onceproof report [flags]          convert a saved JSON report (--in FILE) to other formats
+  onceproof report [flags]          convert a saved JSON report (--in FILE) to other formats,
+                                    or merge shard reports (--merge FILE...)
   onceproof verify-certificate FILE recompute a certificate's sha256
   onceproof sweep                   remove containers and networks that killed runs left behind
+  onceproof init [flags]            write a starter spec file (onceproof.yaml)
+  onceproof completion SHELL        print a completion script for bash, zsh or fish
   onceproof version                 print onceproof's version (also --version)
   onceproof help COMMAND            print a command's usage and flags (also onceproof COMMAND --help)
+
+Flags go anywhere after the command, before or after its arguments.
 
 Exit codes: 0 agent-ready, 1 a scenario failed, 2 usage or spec error,
 3 tool or oracle unreachable / preflight failed, 4 inconclusive, 130 interrupted.
@@ -66,7 +70,8 @@ starts containers.
 `
 	versionUsage = `Usage: onceproof version (or onceproof --version)
 
-Prints onceproof's version: the module version it was built from, or "devel".
+Prints onceproof's version: the release it was built as, else the module
+version it was built from, else "devel".
 `
 )
 
@@ -81,29 +86,20 @@ func isHelp(arg string) bool {
 
 // help prints the usage of command cmd (the top-level usage for "").
 func help(ctx context.Context, cmd string, stdout, stderr io.Writer) int {
+	if cmd == "" || isHelp(cmd) {
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	c, ok := lookupCommand(cmd)
 	switch {
-	case cmd == "" || isHelp(cmd):
-		fmt.Fprint(stdout, usage)
+	case !ok:
+		fmt.Fprintf(stderr, "onceproof: help: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	case c.usage != "":
+		fmt.Fprint(stdout, c.usage)
 		return exitOK
 	}
-	switch cmd {
-	case "help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
-	case "verify-certificate":
-		fmt.Fprint(stdout, verifyUsage)
-		return exitOK
-	case "sweep":
-		fmt.Fprint(stdout, sweepUsage)
-		return exitOK
-	case "version":
-		fmt.Fprint(stdout, versionUsage)
-		return exitOK
-	case "certify", "certify-client", "chaos", "demo", "discover", "lint", "report":
-		return run(ctx, []string{cmd, "--help"}, stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "onceproof: help: unknown command %q\n\n%s", cmd, usage)
-	return exitUsage
+	return run(ctx, []string{cmd, "--help"}, stdout, stderr)
 }
 
 // printFlags writes fs's flags the way the README spells them: "--name" (a
@@ -112,7 +108,7 @@ func help(ctx context.Context, cmd string, stdout, stderr io.Writer) int {
 func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		arg, text := flag.UnquoteUsage(f)
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		if isBoolFlag(f) {
 			arg = ""
 		}
 		dashes := "--"

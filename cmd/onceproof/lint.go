@@ -28,15 +28,15 @@ const lintUsage = "Usage: onceproof lint --mcp URL | --mcp-command CMD | --spec 
 func lintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
 	servers := serverFlags(fs)
-	specPath := fs.String("spec", "", "a spec file: lint its tools (MCP tools are listed from their servers)")
+	specPath := fs.String("spec", "", "a spec `FILE`: lint its tools (MCP tools are listed from their servers)")
 	var tools []string
-	fs.Func("tool", "lint only this tool (repeatable; the MCP tool's name with --mcp, the spec entry's with --spec)", func(s string) error {
+	fs.Func("tool", "lint only the tool `NAME` (repeatable; the MCP tool's name with --mcp, the spec entry's with --spec)", func(s string) error {
 		tools = append(tools, s)
 		return nil
 	})
 	var outs outputs
 	outs.register(fs)
-	failOn := fs.String("fail-on", string(lint.Error), "exit 1 when a finding of this severity or worse exists: error, warning, info or never")
+	failOn := fs.String("fail-on", string(lint.Error), "exit 1 when a finding of `SEVERITY` or worse exists: error, warning, info or never")
 	allowRemote := fs.Bool("allow-remote", false, "allow MCP servers that are not on loopback")
 	if help, err := parse(fs, args, lintUsage, stdout); help || err != nil {
 		return exitOK, err

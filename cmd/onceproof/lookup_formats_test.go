@@ -67,6 +67,10 @@ func TestEveryFormatShowsLookups(t *testing.T) {
 		text := read(f)
 		switch f {
 		case "json":
+		case "sarif", "github":
+			// Alerts: the rule and the violation, not the attempt table.
+			require.Contains(t, text, "lookup-truth", f)
+			require.Contains(t, text, "the lookup said not found", f)
 		case "html":
 			require.Contains(t, text, "<th>lookup</th>", f)
 			require.Contains(t, text, "lookup: not found", "the timeline names the lookup's answer")

@@ -25,9 +25,19 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	tclog "github.com/testcontainers/testcontainers-go/log"
 )
 
 func main() {
+	// testcontainers-go prints its banner (the Docker engine's details) and
+	// image substitutions through its package's default logger, which no
+	// logger option reaches (v0.45: DockerClient.Info); every container
+	// onceproof starts has a no-op logger already (WithLogger). The CLI's
+	// standard error is its own: what it starts and substitutes it says
+	// itself, and --quiet silences all of it. This is the process's
+	// configuration, set once here; run and the packages never touch it.
+	tclog.SetDefault(tclog.NewNoopLogger())
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/harness/report"
+	"github.com/onceproof/onceproof/harness/report/github"
 	"github.com/onceproof/onceproof/harness/report/html"
+	"github.com/onceproof/onceproof/harness/report/sarif"
 	"github.com/onceproof/onceproof/scenarios"
 )
 
@@ -34,6 +36,8 @@ var formats = []format{
 	{"junit", func(w io.Writer, r *report.Report, _ bool) error { return r.WriteJUnit(w) }},
 	{"markdown", func(w io.Writer, r *report.Report, _ bool) error { return r.WriteMarkdown(w) }},
 	{"html", func(w io.Writer, r *report.Report, _ bool) error { return html.Write(w, r) }},
+	{"sarif", func(w io.Writer, r *report.Report, _ bool) error { return sarif.Write(w, r) }},
+	{"github", func(w io.Writer, r *report.Report, _ bool) error { return github.Write(w, r) }},
 }
 
 // formatNames lists the formats' names.
@@ -152,7 +156,7 @@ func discardOutputs(outs []output) {
 }
 
 // writeOutputs renders r in every requested format. Files are written
-// atomically; text on a terminal is coloured unless NO_COLOR is set. With
+// atomically; text on standard output is coloured as colorable says. With
 // GITHUB_STEP_SUMMARY set, a markdown output is also appended to it.
 func writeOutputs(r *report.Report, outs []output, stdout io.Writer) error {
 	for _, out := range outs {
@@ -317,8 +321,23 @@ func terminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// colorable reports whether w is a terminal that did not ask for NO_COLOR.
-func colorable(w io.Writer) bool { return terminal(w) && os.Getenv("NO_COLOR") == "" }
+// colorable reports whether text written to w is coloured: never with
+// NO_COLOR set (no-color.org), always with FORCE_COLOR set (force-color.org;
+// "0" and "false" turn it off) even when w is a pipe or a file (a CI log),
+// otherwise when w is a terminal.
+func colorable(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	switch force := os.Getenv("FORCE_COLOR"); force {
+	case "":
+	case "0", "false":
+		return false
+	default:
+		return true
+	}
+	return terminal(w)
+}
 
 // progress shows one live line on a terminal for everything running at
 // once: scenarios running and done, trials so far, failures being shrunk.

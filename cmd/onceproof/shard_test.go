@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,25 +118,22 @@ func commandFlags(t *testing.T, cmd string) map[string]bool {
 	return flags
 }
 
-// TestShardExamplesUseFlagsTheCLIHas: the CI matrix and the Kubernetes Job
-// call certify and report with flags that exist.
-func TestShardExamplesUseFlagsTheCLIHas(t *testing.T) {
-	known := map[string]map[string]bool{"certify": commandFlags(t, "certify"), "report": commandFlags(t, "report")}
-	for _, path := range []string{"../../examples/ci/github-shards.yml", "../../examples/ci/kubernetes-shards.yaml"} {
-		data, err := os.ReadFile(path)
-		require.NoError(t, err)
-		text := strings.ReplaceAll(string(data), "\\\n", " ")
-		calls := regexp.MustCompile(`onceproof (certify|report)\b([^;\n]*(\n\s+--[^;\n]*)*)`).FindAllStringSubmatch(text, -1)
-		require.NotEmpty(t, calls, path)
+// TestShardExamplesShardAndMerge: the CI matrix and the Kubernetes Job
+// shard a run and merge its reports (their command lines, found by
+// ciCommands, are run by TestDocumentedCommandLinesRun).
+func TestShardExamplesShardAndMerge(t *testing.T) {
+	for _, file := range []string{"github-shards.yml", "kubernetes-shards.yaml"} {
 		var merged, sharded bool
-		for _, c := range calls {
-			for _, f := range regexp.MustCompile(`\s--([a-z][a-z0-9-]*)`).FindAllStringSubmatch(c[2], -1) {
-				require.True(t, known[c[1]][f[1]], "%s: onceproof %s has no flag --%s", path, c[1], f[1])
-				merged = merged || f[1] == "merge"
-				sharded = sharded || f[1] == "shard"
+		for _, c := range ciCommands(t) {
+			if !strings.HasPrefix(c.where, file+":") {
+				continue
 			}
+			checkFlags(t, c)
+			f := flagsOf(c.line)
+			merged = merged || strings.HasPrefix(c.line, "onceproof report ") && slices.Contains(f, "merge")
+			sharded = sharded || strings.HasPrefix(c.line, "onceproof certify ") && slices.Contains(f, "shard") && len(c.runs) > 1
 		}
-		require.True(t, merged && sharded, "%s shards a run and merges its reports", path)
+		require.True(t, merged && sharded, "%s shards a run over a matrix and merges its reports", file)
 	}
 }
 

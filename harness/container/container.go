@@ -135,6 +135,7 @@ type Env struct {
 	run    string
 	docker *testcontainers.DockerClient
 	net    *testcontainers.DockerNetwork
+	host   PublishedHost // where published ports are reached
 
 	mu       sync.Mutex
 	all      []*testcontainers.DockerContainer
@@ -173,9 +174,14 @@ func StartEnv(ctx context.Context, spec ContainerSpec, opts EnvOptions) (env *En
 	if err != nil {
 		return nil, err
 	}
+	host, err := DetectPublishedHost(ctx, docker)
+	if err != nil {
+		_ = docker.Close()
+		return nil, err
+	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	e := &Env{spec: spec, opts: opts, run: hex.EncodeToString(b[:]), docker: docker,
+	e := &Env{spec: spec, opts: opts, run: hex.EncodeToString(b[:]), docker: docker, host: host,
 		deps: map[string]*testcontainers.DockerContainer{}, links: map[string]faults.Proxy{}, addrs: map[string]string{}}
 	defer func() {
 		if err != nil {
@@ -188,6 +194,9 @@ func StartEnv(ctx context.Context, spec ContainerSpec, opts EnvOptions) (env *En
 		e.logf("sweep: %v", err)
 	} else if n > 0 {
 		e.logf("removed %d containers and networks that killed runs left behind", n)
+	}
+	if host.Reason != localEngine {
+		e.logf("containers' ports are reached at %s (%s)", host.Addr, host.Reason)
 	}
 	if e.net, err = network.New(ctx, network.WithLabels(e.labels())); err != nil {
 		return nil, fmt.Errorf("container network: %w", err)
@@ -240,7 +249,7 @@ func (e *Env) start(ctx context.Context, s Service, aliases []string) (*testcont
 		testcontainers.WithExposedPorts(port),
 		testcontainers.WithLogger(tclog.NewNoopLogger()),
 		network.WithNetwork(aliases, e.net),
-		testcontainers.WithWaitStrategyAndDeadline(e.spec.Startup, s.wait(port)),
+		testcontainers.WithWaitStrategyAndDeadline(e.spec.Startup, onHost(s.wait(port), e.host.Addr)),
 	}
 	if len(s.Env) > 0 {
 		opts = append(opts, testcontainers.WithEnv(s.Env))
@@ -279,10 +288,7 @@ func (s Service) wait(port string) wait.Strategy {
 
 // mapPort records where alias:port is reachable from this host.
 func (e *Env) mapPort(ctx context.Context, c *testcontainers.DockerContainer, alias string, port int) error {
-	host, err := c.Host(ctx)
-	if err != nil {
-		return fmt.Errorf("container %s: host: %w", alias, err)
-	}
+	host := e.host.Addr
 	mapped, err := c.MappedPort(ctx, fmt.Sprintf("%d/tcp", port))
 	if err != nil {
 		return fmt.Errorf("container %s: port %d: %w", alias, port, err)
@@ -311,7 +317,7 @@ func (e *Env) startToxiproxy(ctx context.Context) error {
 		testcontainers.WithExposedPorts(ports...),
 		testcontainers.WithLogger(tclog.NewNoopLogger()),
 		network.WithNetwork(aliases, e.net),
-		testcontainers.WithWaitStrategyAndDeadline(e.spec.Startup, wait.ForHTTP("/version").WithPort("8474/tcp")),
+		testcontainers.WithWaitStrategyAndDeadline(e.spec.Startup, onHost(wait.ForHTTP("/version").WithPort("8474/tcp"), e.host.Addr)),
 	}
 	if e.opts.Images != nil {
 		opts = append(opts, testcontainers.WithImageSubstitutors(e.opts.Images))
@@ -623,35 +629,6 @@ func orphan(labels map[string]string, host string) bool {
 	}
 	_, err = os.Stat("/proc/" + strconv.Itoa(pid))
 	return errors.Is(err, os.ErrNotExist)
-}
-
-// LocalImages substitutes image names with locally built images and refuses
-// any image that has no local build: a missing image is a clear error, never
-// a pull. Map keys are repositories without a tag ("postgres",
-// "ghcr.io/org/tool"); a name not in Map must itself exist locally.
-type LocalImages struct {
-	Map    map[string]string
-	Docker *testcontainers.DockerClient
-}
-
-// Description implements testcontainers.ImageSubstitutor.
-func (l LocalImages) Description() string { return "onceproof: local images only" }
-
-// Substitute implements testcontainers.ImageSubstitutor.
-func (l LocalImages) Substitute(image string) (string, error) {
-	local := image
-	if m, ok := l.Map[repository(image)]; ok {
-		local = m
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := l.Docker.ImageInspect(ctx, local); err != nil {
-		if local != image {
-			return "", fmt.Errorf("image %s: its local build %s is missing (run: make images): %w", image, local, err)
-		}
-		return "", fmt.Errorf("image %s is not built locally and local images only were asked for (run: make images): %w", image, err)
-	}
-	return local, nil
 }
 
 // repository is an image name without its tag or digest.

@@ -24,10 +24,12 @@
 // document declares (on the operation, its path item, or through
 // components/parameters), a body template built from the request schema
 // (JSON or form-encoded, {{.Marker}} in a descriptive string field), a
-// result_id from the 2xx response schema, and an oracle placeholder. Every
-// value the document did not state is noted as guessed.
+// result_id from the 2xx response ([Document.ResultID]: the document's
+// structure — links, the resource's own GET, Location — before names), and
+// the oracle given in [Options] or a placeholder. Every value the document
+// did not state is noted as guessed.
 //
-// The package may import the standard library, package harness, and
-// github.com/pb33f/libopenapi with its YAML package; nothing from scenarios
-// or the CLI.
+// The package may import the standard library, package harness,
+// harness/spec, and github.com/pb33f/libopenapi with its YAML package;
+// nothing from scenarios or the CLI.
 package openapi

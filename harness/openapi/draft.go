@@ -55,6 +55,10 @@ func (d *Document) Draft(ops []*Operation) (spec.Draft, error) {
 		"does not state: check them. Replace each oracle: " + spec.OraclePlaceholder + " with something that counts",
 		"the operation's effects for one marker, then run onceproof certify --spec FILE.",
 	}}
+	if d.opts.Oracle.HTTP != nil || d.opts.Oracle.Command != nil {
+		draft.Comment[2] = "does not state: check them, and that each oracle counts the operation's"
+		draft.Comment[3] = "effects for one marker; then run onceproof certify --spec FILE."
+	}
 	used := map[string]bool{}
 	for _, op := range ops {
 		draft.Tools = append(draft.Tools, d.tool(op, used))
@@ -121,7 +125,7 @@ func (d *Document) tool(op *Operation, used map[string]bool) spec.ToolDraft {
 		t.Notes["http.key_format"] = spec.Note{Text: k.FormatNote}
 	}
 	t.Optional = append(t.Optional, spec.OptionalField{Path: "http.timeout", Value: "2s", Note: "the caller's deadline per attempt"})
-	if ptr, note := ReadResultID(op); ptr != "" {
+	if ptr, note := d.ResultID(op); ptr != "" {
 		t.ResultID = ptr
 		t.Notes["result_id"] = spec.Note{Guessed: true, Text: note}
 	} else {
@@ -142,6 +146,11 @@ func (d *Document) tool(op *Operation, used map[string]bool) spec.ToolDraft {
 	where := "the request"
 	if markerAt != "" {
 		where = markerAt
+	}
+	if o := d.opts.Oracle; o.HTTP != nil || o.Command != nil {
+		t.Oracle = o
+		t.Notes["oracle"] = spec.Note{Text: fmt.Sprintf("given with the draft (discover --oracle-url): check that it counts this operation's\neffects for one marker (the marker travels in %s)", where)}
+		return t
 	}
 	t.Notes["oracle"] = spec.Note{Text: fmt.Sprintf(
 		"TODO: replace %s with an oracle that counts this operation's effects for one marker\n"+
@@ -521,29 +530,6 @@ func setKey(v val, name string) {
 // resultCodes are the responses result_id is looked for in, in order.
 var resultCodes = []string{"201", "200", "202", "203", "2XX", "2xx"}
 
-// resultID picks a JSON pointer naming the result in the operation's 2xx
-// response: its id, else a *_id or *Id field, else the id of an envelope
-// (data, result, item...). It returns "" and why when there is none.
-func ReadResultID(op *Operation) (string, string) {
-	if op.op.Responses == nil || op.op.Responses.Codes == nil {
-		return "", "the operation declares no responses"
-	}
-	for code, schema := range jsonResults(op) {
-		s := flatten(schema, 0)
-		if p, how := idField(s); p != "" {
-			return p, fmt.Sprintf("%s of the %s response", how, code)
-		}
-		for _, env := range []string{"data", "result", "item", "resource", "object"} {
-			for _, pr := range s.propsNamed(env) {
-				if p, how := idField(flatten(pr.schema, 1)); p != "" {
-					return "/" + escapePointer(pr.name) + p, fmt.Sprintf("%s inside %q of the %s response", how, pr.name, code)
-				}
-			}
-		}
-	}
-	return "", "the 2xx response declares no id field: set result_id if it has one"
-}
-
 // jsonResults yields the schemas of the operation's 2xx JSON responses,
 // with their codes, in resultCodes order.
 func jsonResults(op *Operation) iter.Seq2[string, *base.SchemaProxy] {
@@ -618,33 +604,6 @@ func looksVolatile(name string) bool {
 		}
 	}
 	return false
-}
-
-// idField finds the id among a schema's properties.
-func idField(s *flat) (string, string) {
-	if s == nil {
-		return "", ""
-	}
-	for _, p := range s.props {
-		if strings.EqualFold(p.name, "id") {
-			return "/" + escapePointer(p.name), fmt.Sprintf("%q", p.name)
-		}
-	}
-	var others []string
-	for _, p := range s.props {
-		n := p.name
-		if strings.HasSuffix(strings.ToLower(n), "_id") || strings.HasSuffix(n, "Id") || strings.HasSuffix(n, "ID") || strings.EqualFold(n, "uuid") {
-			others = append(others, n)
-		}
-	}
-	if len(others) == 0 {
-		return "", ""
-	}
-	how := fmt.Sprintf("%q", others[0])
-	if len(others) > 1 {
-		how += fmt.Sprintf(" (first of %s)", strings.Join(others, ", "))
-	}
-	return "/" + escapePointer(others[0]), how
 }
 
 // propsNamed returns the properties named name (case-insensitively).

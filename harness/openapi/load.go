@@ -22,6 +22,7 @@ import (
 	"github.com/pb33f/libopenapi/index"
 
 	"github.com/onceproof/onceproof/harness"
+	"github.com/onceproof/onceproof/harness/spec"
 )
 
 // maxDocumentBytes bounds the size of a document.
@@ -69,6 +70,9 @@ type Options struct {
 	// Client fetches documents given by URL (default: a client with a 30s
 	// timeout). Every redirect is checked like the URL itself.
 	Client *http.Client
+	// Oracle is the oracle every drafted tool gets (its zero value writes
+	// [spec.OraclePlaceholder], which certify refuses until replaced).
+	Oracle spec.OracleDraft
 }
 
 // Document is a loaded OpenAPI document.

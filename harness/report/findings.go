@@ -79,6 +79,10 @@ type Finding struct {
 	// Where is the spec file and line the tool (or field) was declared at,
 	// when it came from a spec ("tools.yaml:12").
 	Where string `json:"where,omitempty"`
+	// File and Line are Where as a path and a line number (Line 0 when
+	// unknown), for annotations and code scanning.
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
 }
 
 // String renders f on one line: "error key-minted-per-call send_invoice

@@ -56,6 +56,9 @@ type ToolReport struct {
 	ToolVersion string `json:"tool_version,omitempty"`
 	Image       string `json:"image,omitempty"`
 	ImageDigest string `json:"image_digest,omitempty"`
+	// Line is the line of the tool's entry in the spec (Run.Spec), when
+	// it came from one: where annotations and code scanning point.
+	Line int `json:"line,omitempty"`
 	// Startup is how long the tool's containers took to be ready (0 for a
 	// tool that was already running); Duration runs from their start to the
 	// verdict.

@@ -40,7 +40,7 @@ func (t Tool) LintHTTP() lint.Result {
 	}
 	res := lint.HTTP(lint.HTTPTool{Name: t.Name, Method: cmp.Or(t.HTTP.Method, "POST"), KeyHeader: key, Body: t.HTTP.Body})
 	for i, f := range res.Findings {
-		res.Findings[i].Where = t.where(f.Field)
+		res.Findings[i].Where, res.Findings[i].File, res.Findings[i].Line = t.where(f.Field)
 	}
 	return res
 }
@@ -61,22 +61,22 @@ func (t Tool) LintMCP(tool *mcp.Tool) lint.Result {
 		if strings.HasPrefix(f.Field, "mcp.") {
 			field = f.Field
 		}
-		res.Findings[i].Where = t.where(field)
+		res.Findings[i].Where, res.Findings[i].File, res.Findings[i].Line = t.where(field)
 	}
 	return res
 }
 
 // where is "file:line" of field (relative to the tool), or of its closest
-// enclosing field.
-func (t Tool) where(field string) string {
+// enclosing field, with the file and the line.
+func (t Tool) where(field string) (where, file string, line int) {
 	e := t.locate(t.file, field, "")
-	if e.File == "" {
-		return ""
+	switch {
+	case e.File == "":
+		return "", "", 0
+	case e.Line == 0:
+		return e.File, e.File, 0
 	}
-	if e.Line == 0 {
-		return e.File
-	}
-	return fmt.Sprintf("%s:%d", e.File, e.Line)
+	return fmt.Sprintf("%s:%d", e.File, e.Line), e.File, e.Line
 }
 
 // FieldError returns a spec error about field (relative to the tool, e.g.
